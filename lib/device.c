@@ -1,0 +1,220 @@
+/* device.c - devices: what they are, and making one current (runtime API
+ * cudaSetDevice, or the driver API's context push and pop, book 10.1). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mgpu-private.h"
+
+#ifdef MGPU_HAVE_CUDA
+#include <cuda.h> /* types only: the driver is reached through the runtime */
+#endif
+
+/* Host backend: the current device of each thread, and a context stack. */
+static _Thread_local int host_current;
+static _Thread_local int host_stack[16];
+static _Thread_local int host_depth;
+
+mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info)
+{
+    MGPU_TRY(mgpu_check_device(device));
+    memset(info, 0, sizeof *info);
+    info->index = device;
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        struct cudaDeviceProp prop;
+        int clock_khz = 0, bus_bits = 0, previous;
+        MGPU_CUDA(cudaGetDeviceProperties(&prop, device), device);
+        snprintf(info->name, sizeof info->name, "%s", prop.name);
+        info->total_bytes = prop.totalGlobalMem;
+        info->multiprocessors = prop.multiProcessorCount;
+        info->cc_major = prop.major;
+        info->cc_minor = prop.minor;
+        info->pci_domain = prop.pciDomainID;
+        info->pci_bus = prop.pciBusID;
+        info->pci_device = prop.pciDeviceID;
+        MGPU_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device), device);
+        MGPU_CUDA(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device),
+                  device);
+        /* Double data rate: two transfers per clock. */
+        info->peak_gbps = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+        MGPU_CUDA(cudaGetDevice(&previous), -1);
+        MGPU_CUDA(cudaSetDevice(device), device);
+        size_t free_bytes = 0, total = 0;
+        cudaError_t err = cudaMemGetInfo(&free_bytes, &total);
+        MGPU_CUDA(cudaSetDevice(previous), previous);
+        MGPU_CUDA(err, device);
+        info->free_bytes = free_bytes;
+        return MGPU_OK;
+    }
+#endif
+    snprintf(info->name, sizeof info->name, "host device %d", device);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_device_set(int device)
+{
+    MGPU_TRY(mgpu_check_device(device));
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        MGPU_CUDA(cudaSetDevice(device), device);
+        return MGPU_OK;
+    }
+#endif
+    host_current = device;
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_device_get(int *device)
+{
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        MGPU_CUDA(cudaGetDevice(device), -1);
+        return MGPU_OK;
+    }
+#endif
+    *device = host_current;
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_device_synchronize(int device)
+{
+    MGPU_TRY(mgpu_check_device(device));
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        int previous;
+        MGPU_CUDA(cudaGetDevice(&previous), -1);
+        MGPU_CUDA(cudaSetDevice(device), device);
+        cudaError_t err = cudaDeviceSynchronize();
+        MGPU_CUDA(cudaSetDevice(previous), previous);
+        MGPU_CUDA(err, device);
+    }
+#endif
+    return MGPU_OK;
+}
+
+#ifdef MGPU_HAVE_CUDA
+/* The few driver entry points context switching needs, looked up once. */
+typedef CUresult (*device_get_fn)(CUdevice *, int);
+typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
+typedef CUresult (*ctx_push_fn)(CUcontext);
+typedef CUresult (*ctx_pop_fn)(CUcontext *);
+static struct {
+    device_get_fn device_get;
+    primary_retain_fn primary_retain;
+    ctx_push_fn push;
+    ctx_pop_fn pop;
+    cudaError_t error;
+    const char *missing;
+} driver;
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext primary[MGPU_MAX_DEVICES];
+
+static cudaError_t driver_symbol(const char *name, void **fn)
+{
+    enum cudaDriverEntryPointQueryResult found;
+#if CUDART_VERSION >= 12050
+    cudaError_t err = cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &found);
+#else
+    cudaError_t err = cudaGetDriverEntryPoint(name, fn, cudaEnableDefault, &found);
+#endif
+    if (err == cudaSuccess && found != cudaDriverEntryPointSuccess)
+        err = cudaErrorSymbolNotFound;
+    if (err != cudaSuccess)
+        driver.missing = name;
+    return err;
+}
+
+static void driver_load(void)
+{
+    void *fn[4] = {NULL, NULL, NULL, NULL};
+    static const char *const names[4] = {"cuDeviceGet", "cuDevicePrimaryCtxRetain",
+                                         "cuCtxPushCurrent", "cuCtxPopCurrent"};
+    for (int i = 0; i < 4; i++) {
+        driver.error = driver_symbol(names[i], &fn[i]);
+        if (driver.error != cudaSuccess)
+            return;
+    }
+    driver.device_get = (device_get_fn) fn[0];
+    driver.primary_retain = (primary_retain_fn) fn[1];
+    driver.push = (ctx_push_fn) fn[2];
+    driver.pop = (ctx_pop_fn) fn[3];
+}
+
+static mgpu_status driver_fail(const char *call, CUresult result, int device)
+{
+    if (device < 0)
+        return mgpu_fail(MGPU_ERR_CUDA, "%s: driver error %d", call, (int) result);
+    return mgpu_fail(MGPU_ERR_CUDA, "%s on device %d: driver error %d", call, device,
+                     (int) result);
+}
+
+/* The primary context of DEVICE, retained once and kept for the life of the
+ * process: it is the same context the runtime API uses. */
+static mgpu_status primary_context(int device, CUcontext *ctx)
+{
+    pthread_once(&driver_once, driver_load);
+    if (driver.error != cudaSuccess)
+        return mgpu_fail(MGPU_ERR_CUDA, "cudaGetDriverEntryPoint(%s): %s", driver.missing,
+                         cudaGetErrorString(driver.error));
+    mgpu_status status = MGPU_OK;
+    pthread_mutex_lock(&primary_lock);
+    if (!primary[device]) {
+        CUdevice dev;
+        CUresult r = driver.device_get(&dev, device);
+        if (r == CUDA_SUCCESS)
+            r = driver.primary_retain(&primary[device], dev);
+        if (r != CUDA_SUCCESS)
+            status = driver_fail("cuDevicePrimaryCtxRetain", r, device);
+    }
+    *ctx = primary[device];
+    pthread_mutex_unlock(&primary_lock);
+    return status;
+}
+#endif
+
+mgpu_status mgpu_context_push(int device)
+{
+    MGPU_TRY(mgpu_check_device(device));
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        CUcontext ctx = NULL;
+        MGPU_TRY(primary_context(device, &ctx));
+        CUresult r = driver.push(ctx);
+        if (r != CUDA_SUCCESS)
+            return driver_fail("cuCtxPushCurrent", r, device);
+        return MGPU_OK;
+    }
+#endif
+    if (host_depth == (int) (sizeof host_stack / sizeof host_stack[0]))
+        return mgpu_fail(MGPU_ERR_USAGE, "context stack overflow");
+    host_stack[host_depth++] = host_current;
+    host_current = device;
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_context_pop(void)
+{
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        CUcontext ctx;
+        pthread_once(&driver_once, driver_load);
+        if (driver.error != cudaSuccess)
+            return mgpu_fail(MGPU_ERR_CUDA, "cudaGetDriverEntryPoint(%s): %s", driver.missing,
+                             cudaGetErrorString(driver.error));
+        CUresult r = driver.pop(&ctx);
+        if (r != CUDA_SUCCESS)
+            return driver_fail("cuCtxPopCurrent", r, -1);
+        return MGPU_OK;
+    }
+#endif
+    if (host_depth == 0)
+        return mgpu_fail(MGPU_ERR_USAGE, "context pop with no context pushed");
+    host_current = host_stack[--host_depth];
+    return MGPU_OK;
+}

@@ -1,0 +1,144 @@
+/* driver.c - the program around a strategy: options, backend, the timed
+ * runs, the baseline, the copy ceiling, verification and the record.  A
+ * strategy's own file keeps only what makes it that strategy. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdlib.h>
+
+#include "mgpu-private.h"
+
+/* The copy that measures the ceiling: large enough to leave every cache
+ * behind on a GPU, small enough to be quick on the host. */
+#define CEILING_BYTES_CUDA ((size_t) 1 << 30)
+#define CEILING_BYTES_HOST ((size_t) 32 << 20)
+
+mgpu_status mgpu_copy_ceiling_device(int device, double *gbps)
+{
+    *gbps = 0.0;
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
+        return mgpu_copy_bandwidth(0, CEILING_BYTES_HOST, gbps);
+    mgpu_device_info info;
+    MGPU_TRY(mgpu_device_info_get(device, &info));
+    size_t bytes = CEILING_BYTES_CUDA;
+    while (bytes > ((size_t) 1 << 24) && 2 * bytes > info.free_bytes / 2)
+        bytes /= 2;
+    return mgpu_copy_bandwidth(device, bytes, gbps);
+}
+
+mgpu_status mgpu_copy_ceiling(int ndevices, double *gbps)
+{
+    *gbps = 0.0;
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
+        return mgpu_copy_ceiling_device(0, gbps);
+    for (int d = 0; d < ndevices; d++) {
+        double one;
+        MGPU_TRY(mgpu_copy_ceiling_device(d, &one));
+        *gbps += one;
+    }
+    return MGPU_OK;
+}
+
+/* Run the strategy REPEATS times (after WARMUP) and give the median etc. */
+static mgpu_status timed(mgpu_strategy_fn strategy, void *ctx, mgpu_run *run,
+                         mgpu_stats *stats)
+{
+    double *seconds = calloc((size_t) run->repeats, sizeof *seconds);
+    if (!seconds)
+        return mgpu_fail(MGPU_ERR_NOMEM, "out of host memory");
+    run->seconds = seconds;
+    mgpu_status status = strategy(ctx, run);
+    if (status == MGPU_OK)
+        *stats = mgpu_stats_of(seconds, run->repeats);
+    run->seconds = NULL;
+    free(seconds);
+    return status;
+}
+
+/* The device count the run will use, or a usage error. */
+static mgpu_status resolve_devices(const mgpu_options *opt, int *ndevices)
+{
+    int available = mgpu_devices_available();
+    *ndevices = opt->devices ? opt->devices : available;
+    if (*ndevices > available)
+        return mgpu_fail(MGPU_ERR_USAGE, "--devices: %d asked, but %d %s device%s exist "
+                                         "(accepted: 1 to %d)",
+                         *ndevices, available, mgpu_backend_name(mgpu_backend_active()),
+                         available == 1 ? "" : "s", available);
+    mgpu_slab slabs[MGPU_MAX_DEVICES];
+    return mgpu_decompose(opt->ny, *ndevices, slabs);
+}
+
+static int finish(const mgpu_program *program, mgpu_status status)
+{
+    if (status != MGPU_OK)
+        mgpu_error(program, "%s", *mgpu_last_error() ? mgpu_last_error()
+                                                     : mgpu_strerror(status));
+    return mgpu_exit_code(status);
+}
+
+int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
+              void *ctx)
+{
+    mgpu_options opt;
+    int code = mgpu_options_parse(&opt, program, argc, argv);
+    if (code >= 0)
+        return code;
+    int host_devices = opt.devices ? opt.devices : 2;
+    mgpu_status status = program->forks ? mgpu_init_nocuda(opt.backend, host_devices)
+                                        : mgpu_init(opt.backend, host_devices);
+    int ndevices = 0;
+    if (status == MGPU_OK)
+        status = resolve_devices(&opt, &ndevices);
+    if (status != MGPU_OK)
+        return finish(program, status);
+
+    mgpu_record record;
+    mgpu_record_init(&record, program, &opt);
+    record.devices = ndevices;
+    float *field = NULL;
+    if (opt.verify != MGPU_VERIFY_NONE) {
+        size_t cells = (size_t) opt.nx * (size_t) opt.ny;
+        field = malloc(cells * sizeof *field);
+        if (!field)
+            return finish(program, mgpu_fail(MGPU_ERR_NOMEM, "the result field: %zu bytes of "
+                                                             "host memory",
+                                             cells * sizeof *field));
+    }
+
+    mgpu_run run = {.opt = &opt, .ndevices = ndevices, .compute = 1, .warmup = opt.warmup,
+                    .repeats = opt.repeat, .field = field, .record = &record};
+    status = timed(strategy, ctx, &run, &record.time);
+
+    /* The exchanges alone, the same steps with the kernels left out, say
+     * what share of the time the exchange costs. */
+    bool exchanges = ndevices > 1 || opt.kernel == MGPU_KERNEL_JACOBI;
+    if (status == MGPU_OK && exchanges) {
+        mgpu_stats alone;
+        mgpu_run ex = {.opt = &opt, .ndevices = ndevices, .compute = 0, .warmup = 1,
+                       .repeats = opt.repeat, .record = &record};
+        status = timed(strategy, ctx, &ex, &alone);
+        record.exchange_s = alone.median;
+    } else if (status == MGPU_OK) {
+        record.exchange_s = 0.0;
+    }
+    if (status == MGPU_OK && opt.baseline) {
+        mgpu_stats one = record.time;
+        if (ndevices > 1) {
+            mgpu_run base = {.opt = &opt, .ndevices = 1, .compute = 1, .warmup = opt.warmup,
+                             .repeats = opt.repeat};
+            status = timed(strategy, ctx, &base, &one);
+        }
+        record.baseline_s = one.median;
+    }
+    if (status == MGPU_OK)
+        status = mgpu_copy_ceiling(ndevices, &record.copy_gbps);
+    if (status == MGPU_OK && field)
+        status = mgpu_verify_field(field, &opt, &record);
+    free(field);
+    if (status == MGPU_OK || status == MGPU_ERR_VERIFY)
+        mgpu_record_print(&record, opt.format, opt.header, stdout);
+    fflush(stdout);
+    return finish(program, status);
+}

@@ -1,0 +1,338 @@
+// kernels-cuda.cu - the CUDA stencil and row-copy kernels behind mgpu_stencil_rows and
+// mgpu_copy_row_kernel, with the extern "C" launchers that the C files call.
+//
+// The stencil is memory-bound: per cell it must read one float and write one float,
+// 8 bytes, for a handful of flops.  Its speed is the fraction of the device's copy
+// bandwidth it reaches, and the design is about moving each byte once:
+//
+//  - Each thread owns VEC adjacent columns (VEC = 4: one aligned 16-byte float4; rows
+//    are 128-byte aligned, so a warp reads 512 contiguous bytes per row) and walks
+//    down a strip of rows.  The rows above, at and below the current row stay in
+//    registers as a rolling window, so each input row is read from DRAM once per
+//    strip instead of three times.
+//  - Horizontal neighbours come from the neighbouring lanes through warp shuffles.
+//    Only the first and last lane of a warp need a cell of another warp's columns;
+//    they load it (an L1/L2 hit: the other warp reads the same sector).
+//  - The grid is a few full waves of resident blocks (multiprocessors x blocks per
+//    multiprocessor, asked once per device): columns across x, strips of rows across
+//    y.  The latency is hidden by the many resident warps; loading rows further
+//    ahead in registers measured no faster, and one wave of long strips was up to 15%
+//    slower than four waves of short ones.  A strip re-reads the row above and the
+//    row below it (mostly from L2, as neighbouring strips run at the same time).
+//  - A range of one row launches one strip of blocks, not a grid of idle ones.
+//
+// Measured on H100 and H200 (doc/kernels.md): 85-89% of cudaMemcpy's device-to-device
+// bandwidth, where a plain float4 copy kernel reaches 92-94%.
+//
+// Bit-exactness: the arithmetic uses __fadd_rn/__fsub_rn/__fmul_rn, which nvcc never
+// contracts into a fused multiply-add, and __fsqrt_rn (IEEE, whatever the flags), in
+// the order of the C reference compiled with -ffp-contract=off.  doc/kernels.md has
+// the resource report and the measured bandwidth.
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <atomic>
+#include <stdint.h>
+
+#include "mgpu-private.h"
+
+namespace {
+
+const int stencil_block_max = 128; // threads per block (a multiple of 32)
+const int stencil_waves = 4;       // grid size in full waves of resident blocks
+const unsigned full_warp = 0xffffffffu;
+
+// ------------------------------------------------------------- the arithmetic
+
+template <mgpu_kernel K> struct cell_rule;
+
+// pattern2d: sqrtf(fabsf((((c + w) + e) - 2n) + 3s)), left to right as in C.
+template <> struct cell_rule<MGPU_KERNEL_PATTERN2D> {
+    static __device__ __forceinline__ float apply(float c, float w, float e, float n,
+                                                  float s)
+    {
+        float t = __fadd_rn(__fadd_rn(c, w), e);
+        t = __fsub_rn(t, __fmul_rn(2.0f, n));
+        t = __fadd_rn(t, __fmul_rn(3.0f, s));
+        return __fsqrt_rn(fabsf(t));
+    }
+};
+
+// jacobi: 0.25f * (((w + e) + n) + s).
+template <> struct cell_rule<MGPU_KERNEL_JACOBI> {
+    static __device__ __forceinline__ float apply(float c, float w, float e, float n,
+                                                  float s)
+    {
+        (void) c;
+        return __fmul_rn(0.25f, __fadd_rn(__fadd_rn(__fadd_rn(w, e), n), s));
+    }
+};
+
+// ------------------------------------------------------- VEC columns of a row
+
+template <int VEC> struct cols {
+    float v[VEC];
+};
+
+// Load this thread's VEC columns starting at COL of ROW: one wide load when the whole
+// group lies inside the row, else the cells that exist (the last group of a row whose
+// width is not a multiple of VEC; nothing past column nx-1 is read).
+template <int VEC>
+__device__ __forceinline__ cols<VEC> load_cols(const float *__restrict__ row, long long col,
+                                               long long nx, bool whole)
+{
+    if constexpr (VEC == 4) {
+        if (whole) {
+            const float4 q = *reinterpret_cast<const float4 *>(row + col);
+            return cols<VEC>{{q.x, q.y, q.z, q.w}};
+        }
+    }
+    cols<VEC> r;
+#pragma unroll
+    for (int k = 0; k < VEC; k++)
+        r.v[k] = col + k < nx ? row[col + k] : 0.0f;
+    return r;
+}
+
+// Store the VEC results at COL of ROW: one wide store when all are interior cells, else
+// only the interior ones (columns 0 and nx-1 are the boundary and stay as they are).
+template <int VEC>
+__device__ __forceinline__ void store_cols(float *__restrict__ row, long long col,
+                                           long long nx, bool whole, const cols<VEC> &r)
+{
+    if constexpr (VEC == 4) {
+        if (whole) {
+            *reinterpret_cast<float4 *>(row + col) = make_float4(r.v[0], r.v[1], r.v[2], r.v[3]);
+            return;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < VEC; k++)
+        if (col + k >= 1 && col + k <= nx - 2)
+            row[col + k] = r.v[k];
+}
+
+// The cell a warp-edge lane needs from another warp's columns: left of the first lane,
+// right of the last.  Other lanes, and cells outside the row, get 0 (never used).
+template <int VEC>
+__device__ __forceinline__ float load_edge(const float *__restrict__ row, long long col,
+                                           long long nx, int lane)
+{
+    long long e = lane == 0 ? col - 1 : lane == 31 ? col + VEC : -1;
+    return e >= 0 && e < nx ? row[e] : 0.0f;
+}
+
+// ------------------------------------------------------------- the stencil
+
+// Compute one row from the rows above (N), at (C) and below (S) it, and store it.
+// C_EDGE is the cell beyond this warp's columns that lane 0 (left) or 31 (right) needs.
+template <mgpu_kernel K, int VEC>
+__device__ __forceinline__ void compute_row(float *__restrict__ row, long long col,
+                                            long long nx, bool store_whole, int lane,
+                                            const cols<VEC> &n, const cols<VEC> &c,
+                                            float c_edge, const cols<VEC> &s)
+{
+    float left = __shfl_up_sync(full_warp, c.v[VEC - 1], 1);
+    float right = __shfl_down_sync(full_warp, c.v[0], 1);
+    if (lane == 0)
+        left = c_edge;
+    if (lane == 31)
+        right = c_edge;
+    cols<VEC> r;
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+        const float w = k == 0 ? left : c.v[k - 1];
+        const float e = k == VEC - 1 ? right : c.v[k + 1];
+        r.v[k] = cell_rule<K>::apply(c.v[k], w, e, n.v[k], s.v[k]);
+    }
+    store_cols<VEC>(row, col, nx, store_whole, r);
+}
+
+// One strip of rows [j0, j1) per blockIdx.y, VEC columns per thread across x, with the
+// rows above (n), at (c) and below (s) the current row as a rolling window.
+template <mgpu_kernel K, int VEC>
+__global__ void __launch_bounds__(stencil_block_max)
+    stencil_kernel(const float *__restrict__ in, float *__restrict__ out, long long nx,
+                   long long pitch, long long r0, long long r1, long long strip)
+{
+    const int lane = threadIdx.x & 31;
+    const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
+    const long long j0 = r0 + static_cast<long long>(blockIdx.y) * strip;
+    const long long j1 = j0 + strip < r1 ? j0 + strip : r1;
+    // Threads past the row's end stay: their lanes take part in the shuffles.
+    const bool whole = col + VEC <= nx;
+    // Whether all VEC outputs are interior columns, so one wide store writes them.
+    const bool store_whole = col >= 1 && col + VEC <= nx - 1;
+
+    const float *p = in + (j0 - 1) * pitch;
+    cols<VEC> n = load_cols<VEC>(p, col, nx, whole);
+    p += pitch;
+    cols<VEC> c = load_cols<VEC>(p, col, nx, whole);
+    float c_edge = load_edge<VEC>(p, col, nx, lane);
+    float *q = out + j0 * pitch;
+    for (long long j = j0; j < j1; j++) {
+        p += pitch;
+        const cols<VEC> s = load_cols<VEC>(p, col, nx, whole);
+        const float s_edge = load_edge<VEC>(p, col, nx, lane);
+        compute_row<K, VEC>(q, col, nx, store_whole, lane, n, c, c_edge, s);
+        n = c;
+        c = s;
+        c_edge = s_edge;
+        q += pitch;
+    }
+}
+
+// ------------------------------------------------------------- the row copy
+
+// DST[i] = SRC[i] for i < n, with a grid-stride loop; VEC = 4 when both are 16-byte
+// aligned.  Either side may be a peer's memory or mapped host memory, where every
+// access crosses a link: a grid-stride loop keeps many accesses in flight.
+template <int VEC>
+__global__ void copy_row_kernel(float *__restrict__ dst, const float *__restrict__ src,
+                                long long n)
+{
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if constexpr (VEC == 4) {
+        const long long n4 = n / 4;
+        for (long long k = i; k < n4; k += stride)
+            reinterpret_cast<float4 *>(dst)[k] = reinterpret_cast<const float4 *>(src)[k];
+        const long long tail = n4 * 4 + i; // the last n % 4 floats, one per thread
+        if (tail < n)
+            dst[tail] = src[tail];
+    } else {
+        for (; i < n; i += stride)
+            dst[i] = src[i];
+    }
+}
+
+// ------------------------------------------------------------- launch shapes
+
+// Multiprocessor count and resident stencil blocks per multiprocessor of each device,
+// asked once: the attribute queries take microseconds, a launch should not.  Threads
+// driving different devices may fill the cache at once, hence atomics (0 = unknown).
+std::atomic<int> sm_count_cache[MGPU_MAX_DEVICES];
+std::atomic<int> blocks_per_sm_cache[MGPU_MAX_DEVICES];
+
+// Blocks of stencil_block_max threads that a full wave of the current device holds.
+cudaError_t resident_blocks(int *blocks)
+{
+    int dev;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err != cudaSuccess)
+        return err;
+    const bool cached = dev >= 0 && dev < MGPU_MAX_DEVICES;
+    int sms = cached ? sm_count_cache[dev].load(std::memory_order_relaxed) : 0;
+    int per_sm = cached ? blocks_per_sm_cache[dev].load(std::memory_order_relaxed) : 0;
+    if (sms == 0 || per_sm == 0) {
+        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        if (err != cudaSuccess)
+            return err;
+        // The variants differ little in registers; the pattern2d float4 one, the most
+        // used, stands for all.
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, stencil_kernel<MGPU_KERNEL_PATTERN2D, 4>, stencil_block_max, 0);
+        if (err != cudaSuccess)
+            return err;
+        if (per_sm < 1)
+            per_sm = 1;
+        if (cached) {
+            sm_count_cache[dev].store(sms, std::memory_order_relaxed);
+            blocks_per_sm_cache[dev].store(per_sm, std::memory_order_relaxed);
+        }
+    }
+    *blocks = sms * per_sm;
+    return cudaSuccess;
+}
+
+template <mgpu_kernel K, int VEC>
+cudaError_t launch_stencil(const float *in, float *out, long long nx, size_t pitch,
+                           long long r0, long long r1, cudaStream_t s)
+{
+    const long long rows = r1 - r0;
+    const long long groups = (nx + VEC - 1) / VEC;
+    // Narrow rows get a narrower block rather than idle lanes (whole warps always:
+    // the shuffles assume them).
+    long long threads = (groups + 31) / 32 * 32;
+    if (threads > stencil_block_max)
+        threads = stencil_block_max;
+    const long long col_blocks = (groups + threads - 1) / threads;
+
+    if (col_blocks > 0x7fffffffLL)
+        return cudaErrorInvalidValue; // wider than a grid can be
+    int wave;
+    cudaError_t err = resident_blocks(&wave);
+    if (err != cudaSuccess)
+        return err;
+    // As many strips as fill stencil_waves waves, each at least one row, and no more
+    // than the grid's y limit allows.
+    long long strips = (stencil_waves * wave + col_blocks - 1) / col_blocks;
+    if (strips > rows)
+        strips = rows;
+    long long strip = (rows + strips - 1) / strips;
+    const long long max_y = 65535;
+    if ((rows + strip - 1) / strip > max_y)
+        strip = (rows + max_y - 1) / max_y;
+    strips = (rows + strip - 1) / strip;
+
+    dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(strips));
+    stencil_kernel<K, VEC><<<grid, static_cast<unsigned>(threads), 0, s>>>(
+        in, out, nx, static_cast<long long>(pitch), r0, r1, strip);
+    return cudaGetLastError();
+}
+
+template <mgpu_kernel K>
+cudaError_t launch_stencil_kernel(const float *in, float *out, long long nx, size_t pitch,
+                                  long long r0, long long r1, cudaStream_t s)
+{
+    // float4 columns need 16-byte aligned rows: aligned bases and a pitch of a
+    // multiple of 4 floats (the library's buffers use multiples of 32).
+    const bool wide = reinterpret_cast<uintptr_t>(in) % 16 == 0 &&
+                      reinterpret_cast<uintptr_t>(out) % 16 == 0 && pitch % 4 == 0;
+    if (wide)
+        return launch_stencil<K, 4>(in, out, nx, pitch, r0, r1, s);
+    return launch_stencil<K, 1>(in, out, nx, pitch, r0, r1, s);
+}
+
+} // namespace
+
+// ------------------------------------------------------------- the launchers
+
+extern "C" cudaError_t mgpu_cuda_stencil_rows(mgpu_kernel kernel, const float *in, float *out,
+                                              long long nx, size_t pitch, long long r0,
+                                              long long r1, cudaStream_t s)
+{
+    if (r0 >= r1 || nx < 3)
+        return cudaSuccess; // no interior cell to compute
+    if (pitch < static_cast<size_t>(nx) || in == NULL || out == NULL)
+        return cudaErrorInvalidValue;
+    switch (kernel) {
+    case MGPU_KERNEL_PATTERN2D:
+        return launch_stencil_kernel<MGPU_KERNEL_PATTERN2D>(in, out, nx, pitch, r0, r1, s);
+    case MGPU_KERNEL_JACOBI:
+        return launch_stencil_kernel<MGPU_KERNEL_JACOBI>(in, out, nx, pitch, r0, r1, s);
+    }
+    return cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t mgpu_cuda_copy_row(float *dst, const float *src, long long n,
+                                          cudaStream_t s)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    const int threads = 256;
+    const bool wide = reinterpret_cast<uintptr_t>(dst) % 16 == 0 &&
+                      reinterpret_cast<uintptr_t>(src) % 16 == 0;
+    const long long items = wide ? n / 4 + 1 : n;
+    // A row is at most a few hundred kilobytes: enough blocks to cover it once, capped
+    // so that a huge row is walked by a grid-stride loop instead.
+    long long blocks = (items + threads - 1) / threads;
+    if (blocks > 1024)
+        blocks = 1024;
+    if (wide)
+        copy_row_kernel<4><<<static_cast<unsigned>(blocks), threads, 0, s>>>(dst, src, n);
+    else
+        copy_row_kernel<1><<<static_cast<unsigned>(blocks), threads, 0, s>>>(dst, src, n);
+    return cudaGetLastError();
+}

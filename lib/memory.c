@@ -1,0 +1,170 @@
+/* memory.c - device buffers, pinned and mapped host buffers, plain copies. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgpu-private.h"
+
+/* Host-backend buffers are aligned as cudaMalloc's are, so that code which
+ * relies on that alignment (vector loads) behaves the same on both. */
+enum { HOST_ALIGN = 256 };
+
+static void *host_aligned(size_t bytes)
+{
+    size_t rounded = (bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
+    if (rounded < bytes)
+        return NULL;
+    return aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN);
+}
+
+mgpu_status mgpu_malloc(int device, size_t bytes, void **ptr)
+{
+    *ptr = NULL;
+    MGPU_TRY(mgpu_check_device(device));
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        int previous;
+        MGPU_CUDA(cudaGetDevice(&previous), -1);
+        MGPU_CUDA(cudaSetDevice(device), device);
+        cudaError_t err = cudaMalloc(ptr, bytes);
+        MGPU_CUDA(cudaSetDevice(previous), previous);
+        if (err != cudaSuccess) {
+            cudaGetLastError();
+            *ptr = NULL;
+            return mgpu_fail(err == cudaErrorMemoryAllocation ? MGPU_ERR_NOMEM : MGPU_ERR_CUDA,
+                             "cudaMalloc of %zu bytes on device %d: %s", bytes, device,
+                             cudaGetErrorString(err));
+        }
+        return MGPU_OK;
+    }
+#endif
+    *ptr = host_aligned(bytes);
+    if (!*ptr)
+        return mgpu_fail(MGPU_ERR_NOMEM, "allocation of %zu bytes on host device %d failed",
+                         bytes, device);
+    return MGPU_OK;
+}
+
+void mgpu_free(int device, void *ptr)
+{
+    if (!ptr)
+        return;
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        /* cudaFree finds the owner of a unified address itself. */
+        (void) device;
+        cudaFree(ptr);
+        return;
+    }
+#endif
+    (void) device;
+    free(ptr);
+}
+
+mgpu_status mgpu_host_alloc(size_t bytes, unsigned flags, void **ptr)
+{
+    *ptr = NULL;
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        /* Portable: pinned for every device, not only the current one. */
+        unsigned cuda_flags = cudaHostAllocPortable;
+        if (flags & MGPU_HOST_MAPPED)
+            cuda_flags |= cudaHostAllocMapped;
+        cudaError_t err = cudaHostAlloc(ptr, bytes, cuda_flags);
+        if (err != cudaSuccess) {
+            cudaGetLastError();
+            *ptr = NULL;
+            return mgpu_fail(MGPU_ERR_NOMEM, "cudaHostAlloc of %zu pinned bytes: %s", bytes,
+                             cudaGetErrorString(err));
+        }
+        return MGPU_OK;
+    }
+#endif
+    (void) flags;
+    *ptr = host_aligned(bytes);
+    if (!*ptr)
+        return mgpu_fail(MGPU_ERR_NOMEM, "allocation of %zu host bytes failed", bytes);
+    return MGPU_OK;
+}
+
+void mgpu_host_free(void *ptr)
+{
+    if (!ptr)
+        return;
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        cudaFreeHost(ptr);
+        return;
+    }
+#endif
+    free(ptr);
+}
+
+mgpu_status mgpu_host_device_pointer(void *host, void **device_ptr)
+{
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        MGPU_CUDA(cudaHostGetDevicePointer(device_ptr, host, 0), -1);
+        return MGPU_OK;
+    }
+#endif
+    *device_ptr = host;
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_memcpy(void *dst, const void *src, size_t bytes)
+{
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        MGPU_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), -1);
+        return MGPU_OK;
+    }
+#endif
+    memmove(dst, src, bytes);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_memcpy_async(void *dst, const void *src, size_t bytes, mgpu_stream *stream)
+{
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        MGPU_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, mgpu_stream_cuda(stream)),
+                  stream ? mgpu_stream_device(stream) : -1);
+        return MGPU_OK;
+    }
+#endif
+    (void) stream;
+    memmove(dst, src, bytes);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_memset(int device, void *ptr, int byte, size_t bytes)
+{
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        MGPU_CUDA(cudaMemset(ptr, byte, bytes), device);
+        return MGPU_OK;
+    }
+#endif
+    (void) device;
+    memset(ptr, byte, bytes);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte,
+                           size_t width_bytes, size_t rows)
+{
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        MGPU_CUDA(cudaMemset2D(ptr, pitch_bytes, byte, width_bytes, rows), device);
+        return MGPU_OK;
+    }
+#endif
+    (void) device;
+    for (size_t r = 0; r < rows; r++)
+        memset((char *) ptr + r * pitch_bytes, byte, width_bytes);
+    return MGPU_OK;
+}

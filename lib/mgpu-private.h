@@ -1,0 +1,105 @@
+/* mgpu-private.h - what the library's files share and programs never see. */
+#ifndef MGPU_PRIVATE_H
+#define MGPU_PRIVATE_H
+
+#include "mgpu.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#ifdef MGPU_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+/* The .cu files include this header too: keep C linkage for them. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Record a failure for mgpu_last_error() and return STATUS. */
+mgpu_status mgpu_fail(mgpu_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+mgpu_status mgpu_vfail(mgpu_status status, const char *fmt, va_list ap);
+void mgpu_clear_error(void);
+
+static inline bool mgpu_on_cuda(void) { return mgpu_backend_active() == MGPU_BACKEND_CUDA; }
+
+#ifdef MGPU_HAVE_CUDA
+/* Turn a cudaError_t into a status, recording the call, the device and
+ * CUDA's words for the error.  Every CUDA call in the library goes through
+ * this macro. */
+mgpu_status mgpu_cuda_fail(cudaError_t err, const char *call, int device, const char *file,
+                           int line);
+#define MGPU_CUDA(call, device)                                                         \
+    do {                                                                                \
+        cudaError_t mgpu_err_ = (call);                                                 \
+        if (mgpu_err_ != cudaSuccess)                                                   \
+            return mgpu_cuda_fail(mgpu_err_, #call, (device), __FILE__, __LINE__);      \
+    } while (0)
+/* The same, for code that must clean up: sets STATUS and jumps to LABEL. */
+#define MGPU_CUDA_GOTO(call, device, status, label)                                     \
+    do {                                                                                \
+        cudaError_t mgpu_err_ = (call);                                                 \
+        if (mgpu_err_ != cudaSuccess) {                                                 \
+            (status) = mgpu_cuda_fail(mgpu_err_, #call, (device), __FILE__, __LINE__);  \
+            goto label;                                                                 \
+        }                                                                               \
+    } while (0)
+
+/* The CUDA stream behind an mgpu stream (NULL: the legacy default stream). */
+cudaStream_t mgpu_stream_cuda(const mgpu_stream *stream);
+#endif
+
+/* Return from the calling function when STATUS is not MGPU_OK. */
+#define MGPU_TRY(expr)                                                                  \
+    do {                                                                                \
+        mgpu_status mgpu_st_ = (expr);                                                  \
+        if (mgpu_st_ != MGPU_OK)                                                        \
+            return mgpu_st_;                                                            \
+    } while (0)
+
+/* mgpu_init, but CUDA is asked about in a child process, so that this one
+ * may still fork workers that use CUDA. */
+mgpu_status mgpu_init_nocuda(mgpu_backend want, int host_devices);
+
+/* Number of devices the active backend offers. */
+int mgpu_devices_available(void);
+/* Fail with MGPU_ERR_USAGE unless DEVICE is a device of the active backend. */
+mgpu_status mgpu_check_device(int device);
+
+/* Set WIDTH_BYTES of each of ROWS rows, PITCH_BYTES apart, to BYTE. */
+mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte,
+                           size_t width_bytes, size_t rows);
+
+/* Copy ROWS rows of WIDTH_BYTES from SRC (rows SPITCH_BYTES apart) to DST
+ * (rows DPITCH_BYTES apart), between any host and device memory: returning
+ * when done, or on STREAM (host backend: at once).  A width larger than a
+ * pitch is MGPU_ERR_USAGE.  In memcpy2d.c. */
+mgpu_status mgpu_memcpy_2d(void *dst, size_t dpitch_bytes, const void *src,
+                           size_t spitch_bytes, size_t width_bytes, size_t rows);
+mgpu_status mgpu_memcpy_2d_async(void *dst, size_t dpitch_bytes, const void *src,
+                                 size_t spitch_bytes, size_t width_bytes, size_t rows,
+                                 mgpu_stream *stream);
+
+/* Bytes of COUNT items of SIZE bytes, or fail on overflow. */
+mgpu_status mgpu_mul_size(size_t count, size_t size, size_t *bytes);
+
+/* Kernel launchers in the .cu files (extern "C"), all asynchronous on S. */
+#ifdef MGPU_HAVE_CUDA
+cudaError_t mgpu_cuda_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                                   size_t pitch, long long r0, long long r1, cudaStream_t s);
+cudaError_t mgpu_cuda_copy_row(float *dst, const float *src, long long n, cudaStream_t s);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MGPU_PRIVATE_H */

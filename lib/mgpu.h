@@ -1,0 +1,545 @@
+/* mgpu.h - public interface of the mgpu runtime library.
+ *
+ * mgpu drives several GPUs from one host program.  Every call takes plain
+ * values or opaque handles and returns an mgpu_status; the text of the last
+ * failure in the calling thread is kept by mgpu_last_error().  The same calls
+ * run on two backends: "cuda" (real devices) and "host" (a "device" is a
+ * partition of host memory, kernels are the C reference, streams run
+ * eagerly), so that every strategy's orchestration runs everywhere.
+ *
+ * Functions that take a device index operate on that device.  Functions that
+ * take a stencil part operate on the part's device, which the caller must
+ * have made current (mgpu_device_set or mgpu_context_push): making a device
+ * current is the strategy's job, as in the book.
+ */
+#ifndef MGPU_H
+#define MGPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MGPU_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum mgpu_status {
+    MGPU_OK = 0,
+    MGPU_ERR_USAGE,       /* the request cannot be done as asked (exit 2) */
+    MGPU_ERR_NOMEM,       /* a host or device allocation failed */
+    MGPU_ERR_NO_DEVICE,   /* no usable device of the asked backend */
+    MGPU_ERR_UNSUPPORTED, /* this backend or build cannot do it */
+    MGPU_ERR_CUDA,        /* a CUDA call failed */
+    MGPU_ERR_SYSTEM,      /* an operating-system call failed */
+    MGPU_ERR_VERIFY,      /* a result differs from its reference */
+    MGPU_ERR_FAULT,       /* a fault injected by MGPU_INJECT_FAULT */
+    MGPU_ERR_INTERRUPTED  /* stopped by a signal or by another worker */
+} mgpu_status;
+
+const char *mgpu_strerror(mgpu_status status);
+
+/* One line on the most recent failure in this thread: what failed, on which
+ * device, why.  Empty when nothing failed. */
+const char *mgpu_last_error(void);
+
+/* Exit code a program should return for STATUS: 0, 1 or 2 (usage). */
+int mgpu_exit_code(mgpu_status status);
+
+/* ----------------------------------------------------------------- backend */
+
+typedef enum mgpu_backend {
+    MGPU_BACKEND_AUTO = 0,
+    MGPU_BACKEND_CUDA,
+    MGPU_BACKEND_HOST
+} mgpu_backend;
+
+#define MGPU_MAX_DEVICES 64
+
+/* Choose the backend for this process.  AUTO takes CUDA when a device is
+ * usable and the host otherwise.  HOST_DEVICES is how many host "devices"
+ * the host backend offers (1..MGPU_MAX_DEVICES).  May be called again (after
+ * fork, say); the last call wins. */
+mgpu_status mgpu_init(mgpu_backend want, int host_devices);
+mgpu_backend mgpu_backend_active(void);
+const char *mgpu_backend_name(mgpu_backend backend);
+/* Why the active backend was chosen, e.g. "no CUDA driver". */
+const char *mgpu_backend_reason(void);
+/* 1 when this build has the CUDA backend. */
+int mgpu_cuda_built(void);
+
+/* Number of CUDA devices, found without making a CUDA context in this
+ * process (a short-lived child process asks), so that a program may still
+ * fork workers afterwards.  0 with a reason in mgpu_last_error when none. */
+mgpu_status mgpu_cuda_device_count_nofork(int *count);
+
+/* ----------------------------------------------------------------- devices */
+
+typedef struct mgpu_device_info {
+    int index;
+    char name[256];
+    size_t total_bytes;
+    size_t free_bytes;
+    int multiprocessors;
+    int cc_major, cc_minor;
+    int pci_domain, pci_bus, pci_device;
+    double peak_gbps; /* memory clock x bus width, 0 when unknown */
+} mgpu_device_info;
+
+mgpu_status mgpu_device_count(int *count);
+mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info);
+
+/* Runtime API context switching: make DEVICE current for this thread. */
+mgpu_status mgpu_device_set(int device);
+mgpu_status mgpu_device_get(int *device);
+mgpu_status mgpu_device_synchronize(int device);
+
+/* Driver API context switching: push DEVICE's primary context onto this
+ * thread's context stack, pop it again.  The driver is reached through
+ * cudaGetDriverEntryPoint, so programs never link libcuda. */
+mgpu_status mgpu_context_push(int device);
+mgpu_status mgpu_context_pop(void);
+
+/* ------------------------------------------------------------------ memory */
+
+mgpu_status mgpu_malloc(int device, size_t bytes, void **ptr);
+void mgpu_free(int device, void *ptr);
+
+enum {
+    MGPU_HOST_PINNED = 0,    /* page-locked host memory */
+    MGPU_HOST_MAPPED = 1 << 0 /* also mapped into every device (zero-copy) */
+};
+mgpu_status mgpu_host_alloc(size_t bytes, unsigned flags, void **ptr);
+void mgpu_host_free(void *ptr);
+/* The address kernels use for mapped host memory. */
+mgpu_status mgpu_host_device_pointer(void *host, void **device_ptr);
+
+/* Copies between any two of host memory, device memory of any device
+ * (unified addressing): synchronous, and on a stream. */
+typedef struct mgpu_stream mgpu_stream;
+mgpu_status mgpu_memcpy(void *dst, const void *src, size_t bytes);
+mgpu_status mgpu_memcpy_async(void *dst, const void *src, size_t bytes, mgpu_stream *stream);
+mgpu_status mgpu_memset(int device, void *ptr, int byte, size_t bytes);
+
+/* --------------------------------------------------------- streams, events */
+
+/* Lower numbers are higher priority, as in CUDA; mgpu_stream_priority_range
+ * gives the device's range.  Streams run eagerly on the host backend. */
+mgpu_status mgpu_stream_priority_range(int device, int *least, int *greatest);
+mgpu_status mgpu_stream_create(int device, int priority, mgpu_stream **stream);
+void mgpu_stream_destroy(mgpu_stream *stream);
+mgpu_status mgpu_stream_synchronize(mgpu_stream *stream);
+int mgpu_stream_device(const mgpu_stream *stream);
+
+typedef struct mgpu_event mgpu_event;
+enum { MGPU_EVENT_TIMING = 1 << 0 };
+mgpu_status mgpu_event_create(int device, unsigned flags, mgpu_event **event);
+void mgpu_event_destroy(mgpu_event *event);
+mgpu_status mgpu_event_record(mgpu_event *event, mgpu_stream *stream);
+mgpu_status mgpu_event_synchronize(mgpu_event *event);
+/* Make STREAM wait for EVENT, which may belong to another device. */
+mgpu_status mgpu_stream_wait_event(mgpu_stream *stream, mgpu_event *event);
+mgpu_status mgpu_event_elapsed(mgpu_event *start, mgpu_event *stop, double *seconds);
+
+/* -------------------------------------------------------------- peer copies */
+
+/* Whether DEVICE can read and write PEER's memory directly. */
+mgpu_status mgpu_peer_can_access(int device, int peer, int *can);
+/* Enable DEVICE's access to PEER's memory (idempotent). */
+mgpu_status mgpu_peer_enable(int device, int peer);
+/* The host backend normally lets every pair access each other; tests turn
+ * a pair off to exercise the fallback. */
+void mgpu_host_peer_set(int device, int peer, int can);
+
+/* cudaMemcpyPeer: asynchronous to the host but serialised with all work on
+ * both devices. */
+mgpu_status mgpu_copy_peer(void *dst, int dst_device, const void *src, int src_device,
+                           size_t bytes);
+/* cudaMemcpyPeerAsync on STREAM (of the source device). */
+mgpu_status mgpu_copy_peer_async(void *dst, int dst_device, const void *src, int src_device,
+                                 size_t bytes, mgpu_stream *stream);
+/* Device to pinned STAGING (at least BYTES), then staging to device: the
+ * path when the two devices have no peer access.  Returns when done. */
+mgpu_status mgpu_copy_staged(void *dst, int dst_device, const void *src, int src_device,
+                             size_t bytes, void *staging);
+
+typedef enum mgpu_copy_path { MGPU_PATH_PEER, MGPU_PATH_STAGED } mgpu_copy_path;
+/* Copy BYTES between two devices by the best path: peer when the pair has
+ * peer access (enabled here), staged through STAGING otherwise.  *PATH says
+ * which was taken; it may be NULL. */
+mgpu_status mgpu_copy_device_to_device(void *dst, int dst_device, const void *src,
+                                       int src_device, size_t bytes, void *staging,
+                                       mgpu_copy_path *path);
+
+/* ----------------------------------------------------------------- kernels */
+
+typedef enum mgpu_kernel {
+    MGPU_KERNEL_PATTERN2D = 0, /* the book's pattern2d; boundary ring 0 */
+    MGPU_KERNEL_JACOBI         /* 5-point Jacobi; left/right columns fixed,
+                                  top/bottom periodic */
+} mgpu_kernel;
+
+const char *mgpu_kernel_name(mgpu_kernel kernel);
+
+/* One step on rows [R0, R1) of a row-major block of rows PITCH floats apart:
+ * every interior column of those rows of OUT is computed from IN's rows
+ * R0-1 .. R1.  The C reference, used by the host backend and for checks. */
+void mgpu_stencil_rows_host(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                            size_t pitch, long long r0, long long r1);
+
+/* The same on a device, launched on STREAM (host backend: at once). */
+mgpu_status mgpu_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                              size_t pitch, long long r0, long long r1, mgpu_stream *stream);
+
+/* Copy one row of N floats from SRC to DST with a kernel on STREAM's device;
+ * either pointer may be a peer's memory or mapped host memory. */
+mgpu_status mgpu_copy_row_kernel(float *dst, const float *src, long long n, mgpu_stream *stream);
+
+/* ------------------------------------------------------------ the field */
+
+/* The initial field for cell (i, j) of an NX x NY grid: deterministic from
+ * SEED, values in [0,1) inside, the kernel's boundary on the edge. */
+float mgpu_field_initial(mgpu_kernel kernel, long long nx, long long ny, long long i,
+                         long long j, uint64_t seed);
+/* Rows [ROW0, ROW0+NROWS) of the initial field into ROWS, PITCH floats apart. */
+void mgpu_field_initial_rows(float *rows, size_t pitch, mgpu_kernel kernel, long long nx,
+                             long long ny, long long row0, long long nrows, uint64_t seed);
+/* Make the rows outside the interior of a full field consistent with its
+ * interior (periodic copies for jacobi; nothing for pattern2d). */
+void mgpu_field_fill_halo_rows(float *field, mgpu_kernel kernel, long long nx, long long ny);
+
+/* The single-device CPU reference: STEPS steps of the whole NX x NY field,
+ * starting from the initial field.  FIELD receives the result. */
+mgpu_status mgpu_reference_run(float *field, mgpu_kernel kernel, long long nx, long long ny,
+                               long long steps, uint64_t seed);
+
+/* Compare FIELD with REF cell by cell.  *MAX_ERROR gets the largest
+ * relative difference |a-b|/max(|b|,1e-30); *MISMATCHES (optional) the
+ * count of cells whose difference exceeds TOLERANCE or that are NaN. */
+void mgpu_field_compare(const float *field, const float *ref, long long nx, long long ny,
+                        double tolerance, double *max_error, long long *mismatches);
+
+/* ----------------------------------------------------- decomposition */
+
+/* A part's share of the grid: interior rows [row_begin, row_end).  Its
+ * buffers also hold the halo rows row_begin-1 and row_end. */
+typedef struct mgpu_slab {
+    int part;
+    int device;
+    long long row_begin, row_end;
+} mgpu_slab;
+
+/* Split the NY-2 interior rows into NPARTS contiguous slabs as evenly as
+ * possible (the first NY-2 mod NPARTS slabs get one row more).  Fails with
+ * MGPU_ERR_USAGE when a part would get no row. */
+mgpu_status mgpu_decompose(long long ny, int nparts, mgpu_slab *slabs);
+
+/* ---------------------------------------------------- the stencil domain */
+
+typedef enum mgpu_exchange {
+    MGPU_EXCHANGE_AUTO = 0,   /* peer-async where every pair has peer access,
+                                 staged otherwise */
+    MGPU_EXCHANGE_PEER,       /* cudaMemcpyPeer */
+    MGPU_EXCHANGE_PEER_ASYNC, /* cudaMemcpyPeerAsync on the part's stream */
+    MGPU_EXCHANGE_STAGED,     /* through pinned host memory */
+    MGPU_EXCHANGE_DIRECT,     /* a kernel writes the neighbour's halo */
+    MGPU_EXCHANGE_MAPPED,     /* through zero-copy mapped host memory */
+    MGPU_EXCHANGE_IPC,        /* between processes: CUDA IPC (fork) */
+    MGPU_EXCHANGE_MPI,        /* between ranks: MPI */
+    MGPU_EXCHANGE_COUNT
+} mgpu_exchange;
+
+const char *mgpu_exchange_name(mgpu_exchange exchange);
+/* Set of modes as a bit mask: 1u << mode. */
+#define MGPU_EXCHANGE_BIT(m) (1u << (m))
+/* The in-process modes that the stencil domain implements. */
+#define MGPU_EXCHANGE_IN_PROCESS                                                     \
+    (MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER_ASYNC) | \
+     MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT) |   \
+     MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MAPPED))
+
+typedef struct mgpu_stencil_desc {
+    long long nx, ny;
+    mgpu_kernel kernel;
+    mgpu_exchange exchange; /* AUTO is resolved by mgpu_stencil_create */
+    uint64_t seed;
+    int nparts;             /* parts of the whole grid */
+    int first_part;         /* the parts this process holds: */
+    int local_parts;        /* [first_part, first_part+local_parts); 0 = all */
+    const int *devices;     /* device of each part; NULL: part p on device p */
+} mgpu_stencil_desc;
+
+typedef struct mgpu_stencil mgpu_stencil;
+
+/* Allocate each local part's two buffers (slab plus two halo rows each),
+ * its stream and what the exchange needs; enable peer access where the
+ * mode uses it.  A mode the devices cannot do is MGPU_ERR_USAGE. */
+mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc *desc);
+void mgpu_stencil_destroy(mgpu_stencil *stencil);
+
+mgpu_exchange mgpu_stencil_exchange_mode(const mgpu_stencil *stencil);
+const mgpu_slab *mgpu_stencil_slab(const mgpu_stencil *stencil, int part);
+mgpu_stream *mgpu_stencil_stream(const mgpu_stencil *stencil, int part);
+/* The buffer that holds the field before step STEP (buffers alternate). */
+float *mgpu_stencil_buffer(const mgpu_stencil *stencil, int part, long long step);
+size_t mgpu_stencil_pitch(const mgpu_stencil *stencil, int part);
+/* Bytes of device memory each part holds. */
+size_t mgpu_stencil_part_bytes(const mgpu_stencil *stencil, int part);
+
+/* Load the initial field into PART (both buffers, boundary included).
+ * Returns when done.  Sets the device itself. */
+mgpu_status mgpu_stencil_reset(mgpu_stencil *stencil, int part);
+
+/* One step is, for every part: send, then (once every part has sent) recv,
+ * then compute.  Send publishes PART's edge rows of the field before STEP
+ * towards its neighbours' halos; recv completes PART's halos; compute
+ * launches the step on PART's stream, writing the other buffer.  A strategy
+ * that runs parts concurrently puts a barrier between send and recv. */
+mgpu_status mgpu_stencil_send(mgpu_stencil *stencil, int part, long long step);
+mgpu_status mgpu_stencil_recv(mgpu_stencil *stencil, int part, long long step);
+mgpu_status mgpu_stencil_compute(mgpu_stencil *stencil, int part, long long step);
+/* Compute only slab rows [R0, R1) (global row numbers) on STREAM. */
+mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *stencil, int part, long long step,
+                                      long long r0, long long r1, mgpu_stream *stream);
+mgpu_status mgpu_stencil_synchronize(mgpu_stencil *stencil, int part);
+
+/* For strategies that move halos themselves (between processes or ranks):
+ * a row of PART's field before STEP, nx floats of device memory.  FIRST and
+ * LAST are its first and last interior rows (what it sends), HALO_TOP and
+ * HALO_BOTTOM the rows its neighbours fill. */
+typedef enum mgpu_row {
+    MGPU_ROW_FIRST,
+    MGPU_ROW_LAST,
+    MGPU_ROW_HALO_TOP,
+    MGPU_ROW_HALO_BOTTOM
+} mgpu_row;
+float *mgpu_stencil_row(const mgpu_stencil *stencil, int part, long long step, mgpu_row row);
+/* The part whose rows fill PART's top halo (its LAST row) or bottom halo
+ * (its FIRST row), or -1 where that halo is a fixed boundary. */
+int mgpu_stencil_above(const mgpu_stencil *stencil, int part);
+int mgpu_stencil_below(const mgpu_stencil *stencil, int part);
+
+/* Copy PART's interior rows of the field after STEPS steps into the full
+ * host FIELD (nx*ny floats).  Sets the device itself. */
+mgpu_status mgpu_stencil_gather(mgpu_stencil *stencil, int part, long long steps, float *field);
+
+/* ------------------------------------------------------ fault injection */
+
+/* MGPU_INJECT_FAULT=STEP:DEVICE makes worker DEVICE fail at step STEP.
+ * Returns MGPU_ERR_FAULT (with a message) when PART must fail at STEP. */
+mgpu_status mgpu_fault_check(int part, long long step);
+
+/* ------------------------------------------------------------ timing */
+
+/* Seconds on a monotonic clock. */
+double mgpu_now(void);
+
+typedef struct mgpu_stats {
+    double median, min, max;
+} mgpu_stats;
+/* Median, min and max of N samples (sorted in place). */
+mgpu_stats mgpu_stats_of(double *samples, int n);
+
+/* Device-to-device copy bandwidth of DEVICE (host: memcpy), bytes read plus
+ * bytes written per second, median of a few copies of BYTES. */
+mgpu_status mgpu_copy_bandwidth(int device, size_t bytes, double *gbps);
+
+/* -------------------------------------------------------- command line */
+
+typedef enum mgpu_verify {
+    MGPU_VERIFY_AUTO = 0,
+    MGPU_VERIFY_CPU,
+    MGPU_VERIFY_DEVICE,
+    MGPU_VERIFY_NONE
+} mgpu_verify;
+
+typedef enum mgpu_format { MGPU_FORMAT_TABLE = 0, MGPU_FORMAT_CSV, MGPU_FORMAT_JSON } mgpu_format;
+
+typedef struct mgpu_options {
+    long long nx, ny, steps;
+    int devices;            /* 0: every device (host backend: 2) */
+    mgpu_backend backend;
+    mgpu_kernel kernel;
+    mgpu_exchange exchange;
+    mgpu_verify verify;
+    int repeat, warmup;
+    mgpu_format format;
+    uint64_t seed;
+    int baseline;           /* also time one device, for speedup */
+    int header;             /* csv: print the header line */
+} mgpu_options;
+
+/* An option of one program only: --NAME=VALUE.  With CHOICES (NULL-ended),
+ * VALUE must be one of them and *VALUE gets its index; without, VALUE is an
+ * integer in [MIN, MAX]; with IS_FLAG, --NAME alone sets *VALUE to 1. */
+typedef struct mgpu_extra_option {
+    const char *name;
+    const char *help;
+    const char *const *choices;
+    long long min, max;
+    int is_flag;
+    long long *value;
+} mgpu_extra_option;
+
+typedef struct mgpu_program {
+    const char *name;       /* "mgpu-single" */
+    const char *strategy;   /* "single-thread" */
+    const char *summary;    /* one line for --help */
+    unsigned exchanges;     /* modes it supports: MGPU_EXCHANGE_BIT set */
+    const mgpu_extra_option *extra; /* ended by a NULL name; may be NULL */
+    int forks;              /* workers are processes: no CUDA here first */
+} mgpu_program;
+
+/* Parse the command line into OPT (defaults first).  Returns -1 to go on,
+ * or the exit code: 0 after --help or --version, 2 after a usage error,
+ * whose one-line message names the option and what it accepts. */
+int mgpu_options_parse(mgpu_options *opt, const mgpu_program *program, int argc, char **argv);
+
+/* Print "PROGRAM: MESSAGE" on stderr, in the one-line form every error takes. */
+void mgpu_error(const mgpu_program *program, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ------------------------------------------------------------ the record */
+
+#define MGPU_RECORD_EXTRA 12
+
+typedef struct mgpu_record_extra {
+    const char *key;
+    char text[64];      /* used when !is_number */
+    double number;
+    int is_number;
+} mgpu_record_extra;
+
+typedef struct mgpu_record {
+    const char *program, *strategy;
+    mgpu_backend backend;
+    const char *backend_reason;
+    mgpu_kernel kernel;
+    mgpu_exchange exchange;
+    int devices;
+    long long nx, ny, steps;
+    int repeats;
+    mgpu_stats time;       /* seconds for all steps */
+    double exchange_s;     /* the same steps with exchanges only; <0: not measured */
+    double copy_gbps;      /* copy ceiling of the devices used; 0: not measured */
+    double baseline_s;     /* one device, same run; 0: not measured */
+    const char *verify;    /* "cpu", "device", "none" */
+    int verified;          /* 1 passed, 0 failed, -1 not checked */
+    double max_error;
+    double tolerance;
+    int nextra;
+    mgpu_record_extra extra[MGPU_RECORD_EXTRA];
+} mgpu_record;
+
+/* Fill the common fields from OPT; time and verification stay unset. */
+void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
+                      const mgpu_options *opt);
+void mgpu_record_set_text(mgpu_record *record, const char *key, const char *text);
+void mgpu_record_set_number(mgpu_record *record, const char *key, double number);
+/* Print the record: a table of fields, a CSV line (after a header when
+ * HEADER), or one JSON object. */
+void mgpu_record_print(const mgpu_record *record, mgpu_format format, int header, FILE *out);
+
+/* ------------------------------------------------------- verification */
+
+/* Verify the FIELD a run produced against its reference, as OPT asks:
+ * cpu (the C reference), device (one device of this build), or auto (cpu
+ * for small problems, device otherwise).  Fills record->verify, verified,
+ * max_error and tolerance.  MGPU_ERR_VERIFY when it differs. */
+mgpu_status mgpu_verify_field(const float *field, const mgpu_options *opt, mgpu_record *record);
+
+/* ------------------------------------------------------ strategy driver */
+
+/* What the driver asks of a strategy: run opt->steps steps of the grid on
+ * NDEVICES devices, WARMUP times untimed and then REPEATS times, each time
+ * from the initial field, and put the seconds of each timed run (from the
+ * first step to the end of the last, devices synchronised) in SECONDS.  With
+ * COMPUTE 0 the kernels are left out (the exchanges alone).  When FIELD is
+ * not NULL, leave the final field there (nx*ny floats, outer rows too). */
+typedef struct mgpu_run {
+    const mgpu_options *opt;
+    int ndevices;
+    int compute;
+    int warmup, repeats;
+    double *seconds;
+    float *field;
+    mgpu_record *record; /* for the strategy's own fields */
+} mgpu_run;
+
+typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
+
+/* The whole program around a strategy: parse the command line, choose the
+ * backend, check the request, time the run (and its exchanges alone, and
+ * one device when --baseline), measure the copy ceiling, verify, print the
+ * record.  Returns the exit code: 0, 1 (failure or wrong result), 2 (usage).
+ * With FORKS set, no CUDA call happens in this process before the strategy
+ * has run (it forks workers), and the ceiling and verification come last. */
+int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
+              void *ctx);
+
+/* Sum of the copy bandwidths of devices 0..NDEVICES-1 (host backend: one
+ * memcpy, since host "devices" share one memory). */
+mgpu_status mgpu_copy_ceiling(int ndevices, double *gbps);
+
+/* ------------------------------------------------------ the stream pipeline */
+
+/* Book 11.1: a block of rows too large (or too slow) to copy to one device
+ * before computing is cut into chunks; each chunk's upload, compute and
+ * download go on one of several streams, so that copies in both directions
+ * overlap the computation of other chunks.  Copies overlap only when the host
+ * buffers are pinned (mgpu_host_alloc): from pageable memory CUDA copies
+ * synchronously through a staging buffer. */
+
+/* The computation of one chunk, issued on STREAM (the pipeline's device is
+ * current): output rows [ROW0, ROW0+NROWS) of the block into D_OUT, whose
+ * first row is row ROW0, from D_IN, whose first row is row ROW0-halo; both
+ * are device buffers with rows PITCH floats apart and NX floats used. */
+typedef mgpu_status (*mgpu_pipeline_fn)(void *arg, const float *d_in, float *d_out,
+                                        long long row0, long long nrows, size_t pitch,
+                                        mgpu_stream *stream);
+
+typedef struct mgpu_pipeline_desc {
+    int device;
+    long long nx;        /* floats used in a row */
+    size_t host_pitch;   /* floats between rows of the host buffers (>= nx) */
+    long long rows;      /* output rows of the block */
+    int halo;            /* input rows needed above and below an output row */
+    int chunks;          /* 1..rows; rows are shared as evenly as possible */
+    int streams;         /* chunk c goes on stream c % streams */
+    mgpu_pipeline_fn fn;
+    void *arg;           /* passed to fn */
+} mgpu_pipeline_desc;
+
+typedef struct mgpu_pipeline mgpu_pipeline;
+
+/* Create the streams and, per stream, a device input buffer (largest chunk
+ * plus 2*halo rows) and output buffer, rows padded to 32 floats.  A desc out
+ * of range is MGPU_ERR_USAGE with a message. */
+mgpu_status mgpu_pipeline_create(mgpu_pipeline **pipeline, const mgpu_pipeline_desc *desc);
+
+/* Run every chunk, pipelined, and return when all are done.  HOST_IN points
+ * at input row 0; rows -halo .. rows-1+halo must exist.  Output rows
+ * [0, rows) go to HOST_OUT, nothing else is written there.  The caller's
+ * current device is left as it was. */
+mgpu_status mgpu_pipeline_run(mgpu_pipeline *pipeline, const float *host_in, float *host_out);
+
+/* The same chunks one after another on one stream, waiting after each stage,
+ * for comparison; the seconds spent uploading, computing and downloading,
+ * summed over the chunks, go to the pointers that are not NULL. */
+mgpu_status mgpu_pipeline_run_serial(mgpu_pipeline *pipeline, const float *host_in,
+                                     float *host_out, double *upload_s, double *compute_s,
+                                     double *download_s);
+
+void mgpu_pipeline_destroy(mgpu_pipeline *pipeline);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MGPU_H */

@@ -1,0 +1,666 @@
+/* options.c - the command line every mgpu program shares, and the names of
+ * the library's enums.
+ *
+ * Every stencil program accepts the same options, so they are parsed here,
+ * once.  The rules a user meets are the contract of DESIGN.md section 7:
+ * a bad value gets exactly one line on stderr that names the option and
+ * what it accepts, and the exit code 2.  Numbers are parsed strictly (no
+ * empty strings, no trailing junk, no silent overflow), because a typo that
+ * turns "--nx=4096x" into 4096 or "--seed=-1" into 2^64-1 makes a benchmark
+ * measure something else than the user asked for.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgpu-private.h"
+
+/* ------------------------------------------------------------ the names */
+
+/* Indexed by the enum values; the NULL ends each list. */
+static const char *const backend_names[] = {"auto", "cuda", "host", NULL};
+static const char *const kernel_names[] = {"pattern2d", "jacobi", NULL};
+static const char *const exchange_names[] = {
+    "auto", "peer", "peer-async", "staged", "direct", "mapped", "ipc", "mpi", NULL,
+};
+static const char *const verify_names[] = {"auto", "cpu", "device", "none", NULL};
+static const char *const format_names[] = {"table", "csv", "json", NULL};
+
+/* A mode added to mgpu_exchange must get its name here too. */
+_Static_assert(sizeof exchange_names / sizeof exchange_names[0] == MGPU_EXCHANGE_COUNT + 1,
+               "one name per exchange mode");
+
+/* Select every name of a list (see join_names). */
+#define ALL_NAMES (~0u)
+
+static const char *name_at(const char *const *names, int index)
+{
+    for (int i = 0; names[i] != NULL; i++) {
+        if (i == index)
+            return names[i];
+    }
+    return "unknown";
+}
+
+const char *mgpu_backend_name(mgpu_backend backend) { return name_at(backend_names, backend); }
+
+const char *mgpu_kernel_name(mgpu_kernel kernel) { return name_at(kernel_names, kernel); }
+
+const char *mgpu_exchange_name(mgpu_exchange exchange)
+{
+    return name_at(exchange_names, exchange);
+}
+
+/* Index of TEXT in NAMES, or -1. */
+static int find_name(const char *const *names, const char *text)
+{
+    for (int i = 0; names[i] != NULL; i++) {
+        if (strcmp(names[i], text) == 0)
+            return i;
+    }
+    return -1;
+}
+
+/* The names whose bit is set in MASK, SEPARATOR between them, into BUF.
+ * Too long a list is cut, never overflowed. */
+static void join_names(char *buf, size_t size, const char *const *names, unsigned mask,
+                       const char *separator)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; names[i] != NULL && used < size; i++) {
+        if (i < 32 && !(mask & (1u << i)))
+            continue;
+        int n = snprintf(buf + used, size - used, "%s%s", used ? separator : "", names[i]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+/* ----------------------------------------------------------- the limits */
+
+#define DEFAULT_GRID 4096
+#define DEFAULT_STEPS 100
+#define DEFAULT_REPEAT 3
+#define DEFAULT_WARMUP 1
+#define DEFAULT_SEED 1
+
+#define MIN_GRID 3 /* a boundary ring around at least one interior cell */
+/* A billion steps of even the smallest grid is hours of kernel launches:
+ * a larger number is a typo, not a benchmark. */
+#define MAX_STEPS 1000000000LL
+#define MAX_RUNS 1000 /* --repeat and --warmup */
+
+/* The largest grid: its two float buffers must have a byte count that fits
+ * in size_t and stays within 2^62, so that no size derived from it later
+ * (pitches, offsets, byte counts) can overflow. */
+static long long max_grid_cells(void)
+{
+    uint64_t bytes = UINT64_C(1) << 62;
+
+    if ((uint64_t)SIZE_MAX < bytes)
+        bytes = SIZE_MAX;
+    return (long long)(bytes / (2 * sizeof(float)));
+}
+
+/* Either side may be this long, because the other is at least MIN_GRID. */
+static long long max_grid_side(void) { return max_grid_cells() / MIN_GRID; }
+
+/* ------------------------------------------------------ error reporting */
+
+void mgpu_error(const mgpu_program *program, const char *fmt, ...)
+{
+    const char *name = program && program->name ? program->name : "mgpu";
+    va_list ap;
+
+    /* Hold the stream so that another thread's error cannot land inside
+     * this line. */
+    flockfile(stderr);
+    fprintf(stderr, "%s: ", name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    funlockfile(stderr);
+}
+
+/* What mgpu_options_parse returns: go on, or exit with this code. */
+enum {
+    PARSE_GO_ON = -1,
+    PARSE_EXIT_OK = 0,
+    PARSE_EXIT_FAILURE = 1,
+    PARSE_EXIT_USAGE = 2,
+};
+
+typedef enum value_problem {
+    VALUE_NOT_A_NUMBER,
+    VALUE_OUT_OF_RANGE,
+    VALUE_UNKNOWN,
+} value_problem;
+
+/* The one line for a bad VALUE of --OPTION (NULL: the value is missing). */
+static int bad_value(const mgpu_program *program, const char *option, const char *value,
+                     value_problem problem, const char *accepted)
+{
+    if (value == NULL) {
+        mgpu_error(program, "--%s: needs a value (accepted: %s)", option, accepted);
+        return PARSE_EXIT_USAGE;
+    }
+    switch (problem) {
+    case VALUE_NOT_A_NUMBER:
+        mgpu_error(program, "--%s: '%s' is not a number (accepted: %s)", option, value,
+                   accepted);
+        break;
+    case VALUE_OUT_OF_RANGE:
+        mgpu_error(program, "--%s: '%s' is out of range (accepted: %s)", option, value,
+                   accepted);
+        break;
+    case VALUE_UNKNOWN:
+        mgpu_error(program, "--%s: unknown '%s' (accepted: %s)", option, value, accepted);
+        break;
+    }
+    return PARSE_EXIT_USAGE;
+}
+
+/* ------------------------------------------------------------ numbers */
+
+typedef enum number_result { NUMBER_OK, NUMBER_INVALID, NUMBER_RANGE } number_result;
+
+/* strtoll alone takes "" as 0, skips leading blanks and stops quietly at
+ * "12x"; here the whole text must be the number. */
+static number_result parse_integer(const char *text, long long *number)
+{
+    char *end;
+    long long value;
+
+    if (text[0] == '\0' || isspace((unsigned char)text[0]))
+        return NUMBER_INVALID;
+    errno = 0;
+    value = strtoll(text, &end, 10);
+    if (end == text || *end != '\0')
+        return NUMBER_INVALID;
+    if (errno == ERANGE)
+        return NUMBER_RANGE;
+    *number = value;
+    return NUMBER_OK;
+}
+
+/* The same for an unsigned 64-bit number.  strtoull would wrap "-1" to
+ * 2^64-1 without a word, so a minus sign is looked at first. */
+static number_result parse_unsigned(const char *text, uint64_t *number)
+{
+    char *end;
+    unsigned long long value;
+
+    if (text[0] == '-') {
+        long long negative = 0;
+        number_result result = parse_integer(text, &negative);
+        if (result == NUMBER_OK && negative == 0) {
+            *number = 0;
+            return NUMBER_OK;
+        }
+        return result == NUMBER_INVALID ? NUMBER_INVALID : NUMBER_RANGE;
+    }
+    if (text[0] == '\0' || isspace((unsigned char)text[0]))
+        return NUMBER_INVALID;
+    errno = 0;
+    value = strtoull(text, &end, 10);
+    if (end == text || *end != '\0')
+        return NUMBER_INVALID;
+    if (errno == ERANGE)
+        return NUMBER_RANGE;
+    *number = (uint64_t)value;
+    return NUMBER_OK;
+}
+
+/* --OPTION=TEXT, an integer in [MIN, MAX], into *VALUE (left alone on error). */
+static int set_integer(const mgpu_program *program, const char *option, const char *text,
+                       long long min, long long max, long long *value)
+{
+    char accepted[96];
+    long long number = 0;
+    number_result result = text ? parse_integer(text, &number) : NUMBER_INVALID;
+
+    snprintf(accepted, sizeof accepted, "an integer from %lld to %lld", min, max);
+    if (result == NUMBER_INVALID)
+        return bad_value(program, option, text, VALUE_NOT_A_NUMBER, accepted);
+    if (result == NUMBER_RANGE || number < min || number > max)
+        return bad_value(program, option, text, VALUE_OUT_OF_RANGE, accepted);
+    *value = number;
+    return PARSE_GO_ON;
+}
+
+/* The same for an int field. */
+static int set_int(const mgpu_program *program, const char *option, const char *text, int min,
+                   int max, int *value)
+{
+    long long number = *value;
+    int code = set_integer(program, option, text, min, max, &number);
+
+    if (code == PARSE_GO_ON)
+        *value = (int)number;
+    return code;
+}
+
+static int set_seed(const mgpu_program *program, const char *text, uint64_t *seed)
+{
+    const char *accepted = "an integer from 0 to 18446744073709551615";
+    uint64_t number = 0;
+    number_result result = text ? parse_unsigned(text, &number) : NUMBER_INVALID;
+
+    if (result == NUMBER_INVALID)
+        return bad_value(program, "seed", text, VALUE_NOT_A_NUMBER, accepted);
+    if (result == NUMBER_RANGE)
+        return bad_value(program, "seed", text, VALUE_OUT_OF_RANGE, accepted);
+    *seed = number;
+    return PARSE_GO_ON;
+}
+
+/* --OPTION=TEXT, one of NAMES, its index into *INDEX. */
+static int set_name(const mgpu_program *program, const char *option, const char *text,
+                    const char *const *names, int *index)
+{
+    char accepted[256];
+    int found = text ? find_name(names, text) : -1;
+
+    if (found < 0) {
+        join_names(accepted, sizeof accepted, names, ALL_NAMES, ", ");
+        return bad_value(program, option, text, VALUE_UNKNOWN, accepted);
+    }
+    *index = found;
+    return PARSE_GO_ON;
+}
+
+/* --exchange: a known mode, and one that this program implements; "auto"
+ * always is, the program resolves it. */
+static int set_exchange(const mgpu_program *program, const char *text, mgpu_exchange *exchange)
+{
+    unsigned supported = program->exchanges | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_AUTO);
+    int mode = text ? find_name(exchange_names, text) : -1;
+    char names[256];
+
+    join_names(names, sizeof names, exchange_names, supported, ", ");
+    if (mode < 0)
+        return bad_value(program, "exchange", text, VALUE_UNKNOWN, names);
+    if (!(supported & MGPU_EXCHANGE_BIT(mode))) {
+        mgpu_error(program, "--exchange: '%s' is not supported by %s (supported: %s)", text,
+                   program->name, names);
+        return PARSE_EXIT_USAGE;
+    }
+    *exchange = (mgpu_exchange)mode;
+    return PARSE_GO_ON;
+}
+
+/* ------------------------------------------------------- the option table */
+
+/* getopt_long's return values for the long options; the program's extra
+ * options come after OPT_EXTRA, in table order. */
+enum option_id {
+    OPT_HELP = 'h',
+    OPT_VERSION = 'V',
+    OPT_NX = 256,
+    OPT_NY,
+    OPT_STEPS,
+    OPT_DEVICES,
+    OPT_BACKEND,
+    OPT_KERNEL,
+    OPT_EXCHANGE,
+    OPT_VERIFY,
+    OPT_REPEAT,
+    OPT_WARMUP,
+    OPT_FORMAT,
+    OPT_SEED,
+    OPT_BASELINE,
+    OPT_NO_HEADER,
+    OPT_EXTRA = 1024,
+};
+
+static const struct option common_options[] = {
+    {"nx", required_argument, NULL, OPT_NX},
+    {"ny", required_argument, NULL, OPT_NY},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"devices", required_argument, NULL, OPT_DEVICES},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"kernel", required_argument, NULL, OPT_KERNEL},
+    {"exchange", required_argument, NULL, OPT_EXCHANGE},
+    {"verify", required_argument, NULL, OPT_VERIFY},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"baseline", no_argument, NULL, OPT_BASELINE},
+    {"no-header", no_argument, NULL, OPT_NO_HEADER},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+};
+#define COMMON_OPTIONS (sizeof common_options / sizeof common_options[0])
+
+static size_t count_extras(const mgpu_program *program)
+{
+    size_t n = 0;
+
+    while (program->extra != NULL && program->extra[n].name != NULL)
+        n++;
+    return n;
+}
+
+/* The common options, then the program's, then the all-zero entry that
+ * ends getopt_long's table.  NULL when out of memory. */
+static struct option *build_long_options(const mgpu_program *program)
+{
+    size_t nextra = count_extras(program);
+    struct option *all = calloc(COMMON_OPTIONS + nextra + 1, sizeof *all);
+
+    if (all == NULL)
+        return NULL;
+    memcpy(all, common_options, sizeof common_options);
+    for (size_t i = 0; i < nextra; i++) {
+        const mgpu_extra_option *extra = &program->extra[i];
+        all[COMMON_OPTIONS + i] = (struct option){
+            extra->name, extra->is_flag ? no_argument : required_argument, NULL,
+            OPT_EXTRA + (int)i,
+        };
+    }
+    return all;
+}
+
+/* The long name of the option whose id is ID, or NULL. */
+static const char *option_name(const struct option *longopts, int id)
+{
+    for (const struct option *o = longopts; o->name != NULL; o++) {
+        if (o->val == id)
+            return o->name;
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- --help */
+
+/* Width of the option column of --help. */
+#define HELP_COLUMN 22
+
+/* One entry of the option list: the option, then its description; an
+ * option too long for its column gets a line of its own. */
+static void help_line(FILE *out, const char *option, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void help_line(FILE *out, const char *option, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (strlen(option) > HELP_COLUMN)
+        fprintf(out, "  %s\n  %-*s ", option, HELP_COLUMN, "");
+    else
+        fprintf(out, "  %-*s ", HELP_COLUMN, option);
+    va_start(ap, fmt);
+    vfprintf(out, fmt, ap);
+    va_end(ap);
+    fputc('\n', out);
+}
+
+static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
+{
+    char names[256], option[sizeof names + 64];
+
+    if (extra->is_flag) {
+        snprintf(option, sizeof option, "--%s", extra->name);
+        help_line(out, option, "%s", extra->help ? extra->help : "");
+    } else if (extra->choices != NULL) {
+        join_names(names, sizeof names, extra->choices, ALL_NAMES, "|");
+        snprintf(option, sizeof option, "--%s=%s", extra->name, names);
+        help_line(out, option, "%s (default %s)", extra->help ? extra->help : "",
+                  name_at(extra->choices, (int)*extra->value));
+    } else {
+        snprintf(option, sizeof option, "--%s=N", extra->name);
+        help_line(out, option, "%s, %lld to %lld (default %lld)", extra->help ? extra->help : "",
+                  extra->min, extra->max, *extra->value);
+    }
+}
+
+static void print_usage(const mgpu_program *program, FILE *out)
+{
+    unsigned exchanges = program->exchanges | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_AUTO);
+    char names[256];
+
+    fprintf(out, "Usage: %s [OPTION]...\n", program->name);
+    if (program->summary != NULL)
+        fprintf(out, "%s\n", program->summary);
+    fprintf(out, "\nThe problem:\n");
+    help_line(out, "--nx=N", "columns, 3 or more (default %d)", DEFAULT_GRID);
+    help_line(out, "--ny=N", "rows, 3 or more (default %d); nx*ny at most 2^59",
+              DEFAULT_GRID);
+    help_line(out, "--steps=N", "stencil steps, 1 to %lld (default %d)", MAX_STEPS,
+              DEFAULT_STEPS);
+    help_line(out, "--kernel=NAME", "pattern2d|jacobi (default pattern2d)");
+    help_line(out, "--seed=N", "seed of the initial field, 0 to 2^64-1 (default %d)",
+              DEFAULT_SEED);
+    fprintf(out, "\nHow it runs:\n");
+    help_line(out, "--devices=N", "1 to %d, at most ny-2 (default: all; host backend: 2)",
+              MGPU_MAX_DEVICES);
+    help_line(out, "--backend=NAME", "auto|cuda|host (default auto: cuda if a GPU is usable)");
+    join_names(names, sizeof names, exchange_names, exchanges, "|");
+    help_line(out, "--exchange=MODE", "%s (default auto)", names);
+    help_line(out, "--verify=HOW", "auto|cpu|device|none (default auto)");
+    fprintf(out, "\nMeasuring:\n");
+    help_line(out, "--repeat=N", "timed runs, median reported, 1 to %d (default %d)", MAX_RUNS,
+              DEFAULT_REPEAT);
+    help_line(out, "--warmup=N", "untimed runs first, 0 to %d (default %d)", MAX_RUNS,
+              DEFAULT_WARMUP);
+    help_line(out, "--baseline", "also time one device, for speedup and efficiency");
+    help_line(out, "--format=NAME", "table|csv|json (default table)");
+    help_line(out, "--no-header", "csv: leave out the header line");
+    help_line(out, "-h, --help", "print this help and exit");
+    help_line(out, "-V, --version", "print the version and exit");
+    if (count_extras(program) > 0) {
+        fprintf(out, "\nOptions of %s:\n", program->name);
+        for (size_t i = 0; i < count_extras(program); i++)
+            print_extra_help(&program->extra[i], out);
+    }
+    fprintf(out, "\nEnvironment:\n");
+    help_line(out, "MGPU_INJECT_FAULT=STEP:DEVICE",
+              "make the worker of DEVICE fail at STEP");
+    fprintf(out, "\nBandwidths count 8 bytes per interior cell per step "
+                 "(one read and one write).\n");
+    fprintf(out, "Exit status: 0 success, 1 run-time failure or failed verification,\n"
+                 "2 usage error.\n");
+}
+
+/* -------------------------------------------------------------- parsing */
+
+static void set_defaults(mgpu_options *opt)
+{
+    *opt = (mgpu_options){
+        .nx = DEFAULT_GRID,
+        .ny = DEFAULT_GRID,
+        .steps = DEFAULT_STEPS,
+        .devices = 0,
+        .backend = MGPU_BACKEND_AUTO,
+        .kernel = MGPU_KERNEL_PATTERN2D,
+        .exchange = MGPU_EXCHANGE_AUTO,
+        .verify = MGPU_VERIFY_AUTO,
+        .repeat = DEFAULT_REPEAT,
+        .warmup = DEFAULT_WARMUP,
+        .format = MGPU_FORMAT_TABLE,
+        .seed = DEFAULT_SEED,
+        .baseline = 0,
+        .header = 1,
+    };
+}
+
+static int apply_extra(const mgpu_program *program, const mgpu_extra_option *extra,
+                       const char *text)
+{
+    int index = 0;
+    int code;
+
+    if (extra->is_flag) {
+        *extra->value = 1;
+        return PARSE_GO_ON;
+    }
+    if (extra->choices == NULL)
+        return set_integer(program, extra->name, text, extra->min, extra->max, extra->value);
+    code = set_name(program, extra->name, text, extra->choices, &index);
+    if (code == PARSE_GO_ON)
+        *extra->value = index;
+    return code;
+}
+
+/* An enum option: a name of NAMES into *FIELD. */
+#define SET_ENUM(option, names, field, type)                                            \
+    do {                                                                                \
+        int index_ = 0;                                                                 \
+        int code_ = set_name(program, option, text, names, &index_);                    \
+        if (code_ == PARSE_GO_ON)                                                       \
+            (field) = (type)index_;                                                     \
+        return code_;                                                                   \
+    } while (0)
+
+/* Store option ID with value TEXT (NULL: none was given) in OPT. */
+static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
+                        const char *text)
+{
+    switch (id) {
+    case OPT_NX:
+        return set_integer(program, "nx", text, MIN_GRID, max_grid_side(), &opt->nx);
+    case OPT_NY:
+        return set_integer(program, "ny", text, MIN_GRID, max_grid_side(), &opt->ny);
+    case OPT_STEPS:
+        return set_integer(program, "steps", text, 1, MAX_STEPS, &opt->steps);
+    case OPT_DEVICES:
+        return set_int(program, "devices", text, 1, MGPU_MAX_DEVICES, &opt->devices);
+    case OPT_REPEAT:
+        return set_int(program, "repeat", text, 1, MAX_RUNS, &opt->repeat);
+    case OPT_WARMUP:
+        return set_int(program, "warmup", text, 0, MAX_RUNS, &opt->warmup);
+    case OPT_SEED:
+        return set_seed(program, text, &opt->seed);
+    case OPT_BACKEND:
+        SET_ENUM("backend", backend_names, opt->backend, mgpu_backend);
+    case OPT_KERNEL:
+        SET_ENUM("kernel", kernel_names, opt->kernel, mgpu_kernel);
+    case OPT_VERIFY:
+        SET_ENUM("verify", verify_names, opt->verify, mgpu_verify);
+    case OPT_FORMAT:
+        SET_ENUM("format", format_names, opt->format, mgpu_format);
+    case OPT_EXCHANGE:
+        return set_exchange(program, text, &opt->exchange);
+    case OPT_BASELINE:
+        opt->baseline = 1;
+        return PARSE_GO_ON;
+    case OPT_NO_HEADER:
+        opt->header = 0;
+        return PARSE_GO_ON;
+    case OPT_HELP:
+        print_usage(program, stdout);
+        return PARSE_EXIT_OK;
+    case OPT_VERSION:
+        printf("%s (mgpu) %s\n", program->name, MGPU_VERSION);
+        return PARSE_EXIT_OK;
+    default:
+        return apply_extra(program, &program->extra[id - OPT_EXTRA], text);
+    }
+}
+
+/* getopt_long returned '?': an unknown option, or a value given to an
+ * option that takes none.  ARG is the element of argv it was reading. */
+static int bad_option(const mgpu_program *program, const struct option *longopts,
+                      const char *arg)
+{
+    const char *name = optopt != 0 ? option_name(longopts, optopt) : NULL;
+
+    if (name != NULL)
+        mgpu_error(program, "--%s: takes no value (see --help)", name);
+    else if (optopt != 0)
+        mgpu_error(program, "unknown option '-%c' (see --help)", optopt);
+    else
+        mgpu_error(program, "unknown option '%s' (see --help)", arg);
+    return PARSE_EXIT_USAGE;
+}
+
+/* Walk argv with getopt_long, storing each option; stop at the first
+ * error or at --help or --version. */
+static int parse_arguments(mgpu_options *opt, const mgpu_program *program,
+                           const struct option *longopts, int argc, char **argv)
+{
+    int id;
+
+    /* getopt keeps its position in globals.  0 (rather than 1) makes glibc
+     * and musl start over completely, so that a program or a test may
+     * parse more than one command line.  Our own messages replace
+     * getopt's ("+": stop at the first operand, never reorder argv;
+     * ":": report a missing value as ':'). */
+    optind = 0;
+    opterr = 0;
+    while ((id = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
+        int code;
+        if (id == '?')
+            code = bad_option(program, longopts, argv[optind - 1]);
+        else if (id == ':')
+            code = apply_option(opt, program, optopt, NULL);
+        else
+            code = apply_option(opt, program, id, optarg);
+        if (code != PARSE_GO_ON)
+            return code;
+    }
+    if (optind < argc) {
+        mgpu_error(program, "unexpected argument '%s' (options only, see --help)", argv[optind]);
+        return PARSE_EXIT_USAGE;
+    }
+    return PARSE_GO_ON;
+}
+
+/* Rules between options, checked once all are known. */
+static int check_combination(const mgpu_options *opt, const mgpu_program *program)
+{
+    long long interior_rows = opt->ny - 2;
+
+    if (opt->nx > max_grid_cells() / opt->ny) {
+        mgpu_error(program,
+                   "--nx, --ny: a %lld x %lld grid is too large (accepted: nx*ny up to %lld "
+                   "cells, so that its two float buffers stay within 2^62 bytes)",
+                   opt->nx, opt->ny, max_grid_cells());
+        return PARSE_EXIT_USAGE;
+    }
+    /* Each device needs one interior row at least (DESIGN.md section 2). */
+    if (opt->devices > interior_rows) {
+        mgpu_error(program,
+                   "--devices: '%d' is more than the %lld interior row%s of --ny=%lld "
+                   "(accepted: an integer from 1 to %lld)",
+                   opt->devices, interior_rows, interior_rows == 1 ? "" : "s", opt->ny,
+                   interior_rows);
+        return PARSE_EXIT_USAGE;
+    }
+    return PARSE_GO_ON;
+}
+
+int mgpu_options_parse(mgpu_options *opt, const mgpu_program *program, int argc, char **argv)
+{
+    struct option *longopts;
+    int code;
+
+    set_defaults(opt);
+    longopts = build_long_options(program);
+    if (longopts == NULL) {
+        mgpu_error(program, "out of memory parsing the command line");
+        return PARSE_EXIT_FAILURE;
+    }
+    code = parse_arguments(opt, program, longopts, argc, argv);
+    free(longopts);
+    if (code == PARSE_GO_ON)
+        code = check_combination(opt, program);
+    return code;
+}

@@ -1,0 +1,126 @@
+/* peer.c - copies between devices: peer access (book 3.4.2), cudaMemcpyPeer
+ * and cudaMemcpyPeerAsync (11.3), and the staged path through pinned host
+ * memory that runs when two devices cannot reach each other. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "mgpu-private.h"
+
+/* Host backend: which pairs may "access" each other; all, unless a test
+ * says otherwise. */
+static unsigned char host_no_peer[MGPU_MAX_DEVICES][MGPU_MAX_DEVICES];
+
+void mgpu_host_peer_set(int device, int peer, int can)
+{
+    if (device >= 0 && device < MGPU_MAX_DEVICES && peer >= 0 && peer < MGPU_MAX_DEVICES)
+        host_no_peer[device][peer] = !can;
+}
+
+mgpu_status mgpu_peer_can_access(int device, int peer, int *can)
+{
+    MGPU_TRY(mgpu_check_device(device));
+    MGPU_TRY(mgpu_check_device(peer));
+    if (device == peer) {
+        *can = 1;
+        return MGPU_OK;
+    }
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        MGPU_CUDA(cudaDeviceCanAccessPeer(can, device, peer), device);
+        return MGPU_OK;
+    }
+#endif
+    *can = !host_no_peer[device][peer];
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_peer_enable(int device, int peer)
+{
+    int can;
+    MGPU_TRY(mgpu_peer_can_access(device, peer, &can));
+    if (!can)
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "device %d cannot access device %d's memory",
+                         device, peer);
+    if (device == peer)
+        return MGPU_OK;
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        int previous;
+        MGPU_CUDA(cudaGetDevice(&previous), -1);
+        MGPU_CUDA(cudaSetDevice(device), device);
+        cudaError_t err = cudaDeviceEnablePeerAccess(peer, 0);
+        MGPU_CUDA(cudaSetDevice(previous), previous);
+        if (err == cudaErrorPeerAccessAlreadyEnabled) {
+            cudaGetLastError(); /* enabling twice is fine */
+            err = cudaSuccess;
+        }
+        MGPU_CUDA(err, device);
+    }
+#endif
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_copy_peer(void *dst, int dst_device, const void *src, int src_device,
+                           size_t bytes)
+{
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        MGPU_CUDA(cudaMemcpyPeer(dst, dst_device, src, src_device, bytes), src_device);
+        return MGPU_OK;
+    }
+#endif
+    (void) dst_device;
+    (void) src_device;
+    memmove(dst, src, bytes);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_copy_peer_async(void *dst, int dst_device, const void *src, int src_device,
+                                 size_t bytes, mgpu_stream *stream)
+{
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        MGPU_CUDA(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes,
+                                      mgpu_stream_cuda(stream)),
+                  src_device);
+        return MGPU_OK;
+    }
+#endif
+    (void) dst_device;
+    (void) src_device;
+    (void) stream;
+    memmove(dst, src, bytes);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_copy_staged(void *dst, int dst_device, const void *src, int src_device,
+                             size_t bytes, void *staging)
+{
+    (void) dst_device;
+    (void) src_device;
+    /* Unified addressing tells each copy its direction from the pointers. */
+    MGPU_TRY(mgpu_memcpy(staging, src, bytes));
+    return mgpu_memcpy(dst, staging, bytes);
+}
+
+mgpu_status mgpu_copy_device_to_device(void *dst, int dst_device, const void *src,
+                                       int src_device, size_t bytes, void *staging,
+                                       mgpu_copy_path *path)
+{
+    int can;
+    MGPU_TRY(mgpu_peer_can_access(src_device, dst_device, &can));
+    mgpu_copy_path taken = can ? MGPU_PATH_PEER : MGPU_PATH_STAGED;
+    if (path)
+        *path = taken;
+    if (taken == MGPU_PATH_PEER) {
+        MGPU_TRY(mgpu_peer_enable(src_device, dst_device));
+        return mgpu_copy_peer(dst, dst_device, src, src_device, bytes);
+    }
+    if (!staging)
+        return mgpu_fail(MGPU_ERR_USAGE, "devices %d and %d have no peer access and no "
+                                         "staging buffer was given", src_device, dst_device);
+    return mgpu_copy_staged(dst, dst_device, src, src_device, bytes, staging);
+}

@@ -1,0 +1,445 @@
+/* record.c - the one result record every run prints.
+ *
+ * A record is turned into one list of (key, value) fields first, derived
+ * values included; the three formats only print that list.  So every format
+ * has the same fields in the same order, and a value that was not measured
+ * is "not measured" everywhere: null in JSON, an empty cell in CSV, "n/a"
+ * in the table.  Numbers that are undefined (a quotient by zero, NaN,
+ * infinity) are not measured either: JSON has no way to write them.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mgpu-private.h"
+
+/* The byte-counting rule of every bandwidth in the record (DESIGN.md 6). */
+#define BYTES_PER_CELL 8.0
+#define BANDWIDTH_RULE                                                                   \
+    "bandwidth counts 8 bytes per interior cell per step (one read and one write of a " \
+    "float)"
+
+/* ------------------------------------------------------ filling a record */
+
+void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
+                      const mgpu_options *opt)
+{
+    memset(record, 0, sizeof *record);
+    record->program = program && program->name ? program->name : "mgpu";
+    record->strategy = program && program->strategy ? program->strategy : "";
+    record->backend = mgpu_backend_active();
+    record->backend_reason = mgpu_backend_reason();
+    record->kernel = opt->kernel;
+    record->exchange = opt->exchange;
+    record->devices = opt->devices;
+    record->nx = opt->nx;
+    record->ny = opt->ny;
+    record->steps = opt->steps;
+    record->repeats = opt->repeat;
+    record->exchange_s = -1.0;
+    record->verify = "none";
+    record->verified = -1;
+}
+
+/* The extra field called KEY: the existing one, else a new one; NULL when
+ * the record is full (the field is dropped, as mgpu.h says).  The record
+ * keeps the KEY pointer, so keys are string literals. */
+static mgpu_record_extra *extra_field(mgpu_record *record, const char *key)
+{
+    mgpu_record_extra *field;
+
+    if (key == NULL)
+        return NULL;
+    for (int i = 0; i < record->nextra; i++) {
+        if (strcmp(record->extra[i].key, key) == 0)
+            return &record->extra[i];
+    }
+    if (record->nextra >= MGPU_RECORD_EXTRA)
+        return NULL;
+    field = &record->extra[record->nextra++];
+    field->key = key;
+    return field;
+}
+
+/* Copy TEXT into DST (SIZE bytes), cutting a long text before a UTF-8
+ * character rather than through it, so that the JSON stays valid. */
+static void copy_text(char *dst, size_t size, const char *text)
+{
+    size_t n = strlen(text);
+
+    if (n >= size) {
+        n = size - 1;
+        while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
+            n--;
+    }
+    memcpy(dst, text, n);
+    dst[n] = '\0';
+}
+
+void mgpu_record_set_text(mgpu_record *record, const char *key, const char *text)
+{
+    mgpu_record_extra *field = extra_field(record, key);
+
+    if (field == NULL)
+        return;
+    copy_text(field->text, sizeof field->text, text ? text : "");
+    field->number = 0.0;
+    field->is_number = 0;
+}
+
+void mgpu_record_set_number(mgpu_record *record, const char *key, double number)
+{
+    mgpu_record_extra *field = extra_field(record, key);
+
+    if (field == NULL)
+        return;
+    field->text[0] = '\0';
+    field->number = number;
+    field->is_number = 1;
+}
+
+/* ----------------------------------------------- the record as a field list */
+
+typedef enum field_kind {
+    FIELD_TEXT,    /* text; NULL: not measured */
+    FIELD_INTEGER, /* integer */
+    FIELD_NUMBER,  /* number; not finite: not measured */
+    FIELD_VERDICT  /* integer 1 passed, 0 failed, -1 not checked */
+} field_kind;
+
+typedef struct field {
+    const char *key;
+    field_kind kind;
+    const char *text;
+    long long integer;
+    double number;
+} field;
+
+#define COMMON_FIELDS 28
+#define MAX_FIELDS (COMMON_FIELDS + MGPU_RECORD_EXTRA)
+
+typedef struct field_list {
+    field item[MAX_FIELDS];
+    int count;
+} field_list;
+
+static void add_field(field_list *list, field value)
+{
+    if (list->count < MAX_FIELDS)
+        list->item[list->count++] = value;
+}
+
+static void add_text(field_list *list, const char *key, const char *text)
+{
+    add_field(list, (field){.key = key, .kind = FIELD_TEXT, .text = text});
+}
+
+static void add_integer(field_list *list, const char *key, long long integer)
+{
+    add_field(list, (field){.key = key, .kind = FIELD_INTEGER, .integer = integer});
+}
+
+static void add_number(field_list *list, const char *key, double number)
+{
+    add_field(list, (field){.key = key, .kind = FIELD_NUMBER, .number = number});
+}
+
+static void add_verdict(field_list *list, const char *key, int verdict)
+{
+    add_field(list, (field){.key = key, .kind = FIELD_VERDICT, .integer = verdict});
+}
+
+/* NUMERATOR / DENOMINATOR, or NaN ("not measured") unless DENOMINATOR > 0. */
+static double quotient(double numerator, double denominator)
+{
+    return denominator > 0.0 ? numerator / denominator : NAN;
+}
+
+/* VALUE when it was measured (> 0, or >= 0 where 0 is a measurement). */
+static double positive_or_nan(double value) { return value > 0.0 ? value : NAN; }
+static double nonnegative_or_nan(double value) { return value >= 0.0 ? value : NAN; }
+
+static void add_run_fields(field_list *list, const mgpu_record *r)
+{
+    add_text(list, "program", r->program);
+    add_text(list, "strategy", r->strategy);
+    add_text(list, "backend", mgpu_backend_name(r->backend));
+    add_text(list, "backend_reason", r->backend_reason);
+    add_text(list, "kernel", mgpu_kernel_name(r->kernel));
+    add_text(list, "exchange", mgpu_exchange_name(r->exchange));
+    add_integer(list, "devices", r->devices);
+    add_integer(list, "nx", r->nx);
+    add_integer(list, "ny", r->ny);
+    add_integer(list, "steps", r->steps);
+    add_integer(list, "repeats", r->repeats);
+}
+
+static void add_speed_fields(field_list *list, const mgpu_record *r)
+{
+    double time_s = r->time.median;
+    double cell_steps = (double)(r->nx - 2) * (double)(r->ny - 2) * (double)r->steps;
+    double gcells_per_s = quotient(cell_steps, time_s) / 1e9;
+    double gbytes_per_s = gcells_per_s * BYTES_PER_CELL;
+    double exchange_s = nonnegative_or_nan(r->exchange_s);
+    double copy_gbps = positive_or_nan(r->copy_gbps);
+    double baseline_s = positive_or_nan(r->baseline_s);
+    double speedup = quotient(baseline_s, time_s);
+
+    add_number(list, "time_s", time_s);
+    add_number(list, "time_min_s", r->time.min);
+    add_number(list, "time_max_s", r->time.max);
+    add_number(list, "us_per_step", quotient(time_s, (double)r->steps) * 1e6);
+    add_number(list, "gcells_per_s", gcells_per_s);
+    add_number(list, "gbytes_per_s", gbytes_per_s);
+    add_number(list, "exchange_s", exchange_s);
+    add_number(list, "exchange_share", quotient(exchange_s, time_s));
+    add_number(list, "copy_gbps", copy_gbps);
+    add_number(list, "roofline", quotient(gbytes_per_s, copy_gbps));
+    add_number(list, "baseline_s", baseline_s);
+    add_number(list, "speedup", speedup);
+    add_number(list, "efficiency", quotient(speedup, (double)r->devices));
+}
+
+static void add_verify_fields(field_list *list, const mgpu_record *r)
+{
+    /* Without a check, its error and tolerance mean nothing. */
+    int checked = r->verified >= 0;
+
+    add_text(list, "verify", r->verify);
+    add_verdict(list, "verified", r->verified);
+    add_number(list, "max_error", checked ? r->max_error : NAN);
+    add_number(list, "tolerance", checked ? r->tolerance : NAN);
+}
+
+static void add_extra_fields(field_list *list, const mgpu_record *r)
+{
+    for (int i = 0; i < r->nextra && i < MGPU_RECORD_EXTRA; i++) {
+        const mgpu_record_extra *extra = &r->extra[i];
+        if (extra->is_number)
+            add_number(list, extra->key, extra->number);
+        else
+            add_text(list, extra->key, extra->text);
+    }
+}
+
+static void collect_fields(field_list *list, const mgpu_record *r)
+{
+    list->count = 0;
+    add_run_fields(list, r);
+    add_speed_fields(list, r);
+    add_verify_fields(list, r);
+    add_extra_fields(list, r);
+}
+
+static int is_measured(const field *f)
+{
+    switch (f->kind) {
+    case FIELD_TEXT:
+        return f->text != NULL;
+    case FIELD_NUMBER:
+        return isfinite(f->number);
+    case FIELD_VERDICT:
+    case FIELD_INTEGER:
+        return 1;
+    }
+    return 0;
+}
+
+static const char *verdict_text(long long verdict)
+{
+    return verdict > 0 ? "passed" : verdict == 0 ? "failed" : "skipped";
+}
+
+/* ---------------------------------------------------------------- table */
+
+/* Human readable: six significant digits are more than any timing holds. */
+static void print_table_value(const field *f, FILE *out)
+{
+    if (!is_measured(f)) {
+        fputs("n/a", out);
+        return;
+    }
+    switch (f->kind) {
+    case FIELD_TEXT:
+        fputs(f->text, out);
+        break;
+    case FIELD_INTEGER:
+        fprintf(out, "%lld", f->integer);
+        break;
+    case FIELD_NUMBER:
+        fprintf(out, "%.6g", f->number);
+        break;
+    case FIELD_VERDICT:
+        fputs(verdict_text(f->integer), out);
+        break;
+    }
+}
+
+static void print_table(const field_list *list, const mgpu_record *r, FILE *out)
+{
+    int width = 0;
+
+    for (int i = 0; i < list->count; i++) {
+        int len = (int)strlen(list->item[i].key);
+        if (len > width)
+            width = len;
+    }
+    fprintf(out, "# %s (%s): %s\n", r->program ? r->program : "mgpu",
+            r->strategy ? r->strategy : "", BANDWIDTH_RULE);
+    for (int i = 0; i < list->count; i++) {
+        fprintf(out, "%-*s  ", width, list->item[i].key);
+        print_table_value(&list->item[i], out);
+        fputc('\n', out);
+    }
+}
+
+/* ------------------------------------------------------------------ CSV */
+
+/* A CSV cell, quoted as RFC 4180 asks when it holds a separator, a quote
+ * or a line break (a quote inside is doubled). */
+static void print_csv_text(const char *text, FILE *out)
+{
+    if (strpbrk(text, ",\"\r\n") == NULL) {
+        fputs(text, out);
+        return;
+    }
+    fputc('"', out);
+    for (const char *c = text; *c != '\0'; c++) {
+        if (*c == '"')
+            fputc('"', out);
+        fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
+/* Machine formats: ten significant digits, enough to compare runs. */
+static void print_csv_value(const field *f, FILE *out)
+{
+    if (!is_measured(f))
+        return;
+    switch (f->kind) {
+    case FIELD_TEXT:
+        print_csv_text(f->text, out);
+        break;
+    case FIELD_INTEGER:
+        fprintf(out, "%lld", f->integer);
+        break;
+    case FIELD_NUMBER:
+        fprintf(out, "%.10g", f->number);
+        break;
+    case FIELD_VERDICT:
+        fputs(verdict_text(f->integer), out);
+        break;
+    }
+}
+
+static void print_csv(const field_list *list, int header, FILE *out)
+{
+    if (header) {
+        for (int i = 0; i < list->count; i++) {
+            if (i > 0)
+                fputc(',', out);
+            print_csv_text(list->item[i].key, out);
+        }
+        fputc('\n', out);
+    }
+    for (int i = 0; i < list->count; i++) {
+        if (i > 0)
+            fputc(',', out);
+        print_csv_value(&list->item[i], out);
+    }
+    fputc('\n', out);
+}
+
+/* ----------------------------------------------------------------- JSON */
+
+/* A JSON string: quotes, backslashes and control characters escaped;
+ * other bytes (UTF-8) as they are. */
+static void print_json_string(const char *text, FILE *out)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)text; *c != '\0'; c++) {
+        switch (*c) {
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
+        default:
+            if (*c < 0x20)
+                fprintf(out, "\\u%04x", *c);
+            else
+                fputc(*c, out);
+        }
+    }
+    fputc('"', out);
+}
+
+static void print_json_value(const field *f, FILE *out)
+{
+    if (!is_measured(f)) {
+        fputs("null", out);
+        return;
+    }
+    switch (f->kind) {
+    case FIELD_TEXT:
+        print_json_string(f->text, out);
+        break;
+    case FIELD_INTEGER:
+        fprintf(out, "%lld", f->integer);
+        break;
+    case FIELD_NUMBER:
+        fprintf(out, "%.10g", f->number);
+        break;
+    case FIELD_VERDICT:
+        fputs(f->integer > 0 ? "true" : f->integer == 0 ? "false" : "null", out);
+        break;
+    }
+}
+
+static void print_json(const field_list *list, FILE *out)
+{
+    fputc('{', out);
+    for (int i = 0; i < list->count; i++) {
+        if (i > 0)
+            fputs(", ", out);
+        print_json_string(list->item[i].key, out);
+        fputs(": ", out);
+        print_json_value(&list->item[i], out);
+    }
+    fputs("}\n", out);
+}
+
+void mgpu_record_print(const mgpu_record *record, mgpu_format format, int header, FILE *out)
+{
+    field_list list;
+
+    collect_fields(&list, record);
+    switch (format) {
+    case MGPU_FORMAT_CSV:
+        print_csv(&list, header, out);
+        break;
+    case MGPU_FORMAT_JSON:
+        print_json(&list, out);
+        break;
+    case MGPU_FORMAT_TABLE:
+    default:
+        print_table(&list, record, out);
+        break;
+    }
+    fflush(out);
+}

@@ -1,0 +1,482 @@
+/* stencil.c - the stencil domain: the grid split into row slabs, one part
+ * per device, each with two buffers (slab plus a halo row above and below),
+ * and the halo exchange in the in-process modes (book 11.3, 3.4).
+ *
+ * The exchange pushes: each part sends its first interior row to the part
+ * above (into that part's bottom halo) and its last interior row to the
+ * part below (into its top halo).  The field before step t lives in buffer
+ * t % 2, so a send for step t never touches a buffer that step t-1 reads. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgpu-private.h"
+
+/* Device rows start on 128-byte boundaries: whole memory transactions and
+ * aligned vector loads for any nx.  The host backend uses the same layout so
+ * that it tests the same indexing. */
+enum { PITCH_FLOATS = 32 };
+
+typedef struct part {
+    mgpu_slab slab;
+    long long rows;      /* interior rows; local rows 1..rows, halos 0, rows+1 */
+    size_t pitch;        /* floats from one row to the next */
+    float *buf[2];
+    mgpu_stream *stream;
+    mgpu_event *sent;    /* peer-async, direct: the sends are done */
+    float *edges[2];     /* staged, mapped: this part's first and last rows,
+                            per buffer parity, in host memory */
+    float *edges_dev[2]; /* mapped: the same memory as the devices see it */
+    int above, below;    /* part that fills the top / bottom halo, or -1 */
+} part;
+
+struct mgpu_stencil {
+    mgpu_stencil_desc desc;
+    mgpu_exchange mode;
+    int first, count;
+    part parts[MGPU_MAX_DEVICES];
+};
+
+static bool is_local(const mgpu_stencil *st, int p)
+{
+    return p >= st->first && p < st->first + st->count;
+}
+
+static float *row_of(const part *pt, long long step, long long local_row)
+{
+    return pt->buf[step & 1] + (size_t) local_row * pt->pitch;
+}
+
+static size_t row_bytes(const mgpu_stencil *st) { return (size_t) st->desc.nx * sizeof(float); }
+
+/* Neighbours: pattern2d's top and bottom rows are a fixed boundary; jacobi's
+ * are periodic, so the first and last parts exchange with each other. */
+static void find_neighbours(mgpu_stencil *st, int p)
+{
+    int n = st->desc.nparts;
+    bool periodic = st->desc.kernel == MGPU_KERNEL_JACOBI;
+    part *pt = &st->parts[p];
+    pt->above = p > 0 ? p - 1 : (periodic ? n - 1 : -1);
+    pt->below = p < n - 1 ? p + 1 : (periodic ? 0 : -1);
+}
+
+/* Every pair of devices that exchanges halos, checked for peer access. */
+static mgpu_status all_pairs_have_peer(const mgpu_stencil *st, bool *all)
+{
+    *all = true;
+    for (int p = 0; p < st->desc.nparts; p++) {
+        const part *pt = &st->parts[p];
+        int targets[2] = {pt->above, pt->below};
+        for (int k = 0; k < 2; k++) {
+            if (targets[k] < 0)
+                continue;
+            int can;
+            MGPU_TRY(mgpu_peer_can_access(pt->slab.device,
+                                          st->parts[targets[k]].slab.device, &can));
+            if (!can)
+                *all = false;
+        }
+    }
+    return MGPU_OK;
+}
+
+static mgpu_status enable_peers(const mgpu_stencil *st, bool required)
+{
+    for (int p = st->first; p < st->first + st->count; p++) {
+        const part *pt = &st->parts[p];
+        int targets[2] = {pt->above, pt->below};
+        for (int k = 0; k < 2; k++) {
+            if (targets[k] < 0)
+                continue;
+            int dev = pt->slab.device, peer = st->parts[targets[k]].slab.device, can;
+            MGPU_TRY(mgpu_peer_can_access(dev, peer, &can));
+            if (can) {
+                MGPU_TRY(mgpu_peer_enable(dev, peer));
+            } else if (required) {
+                return mgpu_fail(MGPU_ERR_USAGE,
+                                 "--exchange=%s: device %d cannot access device %d's memory "
+                                 "(no peer access); use peer, peer-async, staged or mapped",
+                                 mgpu_exchange_name(st->mode), dev, peer);
+            }
+        }
+    }
+    return MGPU_OK;
+}
+
+static mgpu_status part_alloc(mgpu_stencil *st, part *pt)
+{
+    int dev = pt->slab.device;
+    size_t cells, bytes;
+    MGPU_TRY(mgpu_mul_size(pt->pitch, (size_t) (pt->rows + 2), &cells));
+    MGPU_TRY(mgpu_mul_size(cells, sizeof(float), &bytes));
+    for (int b = 0; b < 2; b++) {
+        void *p;
+        MGPU_TRY(mgpu_malloc(dev, bytes, &p));
+        pt->buf[b] = p;
+    }
+    MGPU_TRY(mgpu_stream_create(dev, 0, &pt->stream));
+    MGPU_TRY(mgpu_event_create(dev, 0, &pt->sent));
+    if (st->mode == MGPU_EXCHANGE_STAGED || st->mode == MGPU_EXCHANGE_MAPPED) {
+        unsigned flags = st->mode == MGPU_EXCHANGE_MAPPED ? MGPU_HOST_MAPPED : MGPU_HOST_PINNED;
+        for (int b = 0; b < 2; b++) {
+            void *host, *devp;
+            MGPU_TRY(mgpu_host_alloc(2 * row_bytes(st), flags, &host));
+            pt->edges[b] = host;
+            if (st->mode == MGPU_EXCHANGE_MAPPED) {
+                MGPU_TRY(mgpu_host_device_pointer(host, &devp));
+                pt->edges_dev[b] = devp;
+            }
+        }
+    }
+    return MGPU_OK;
+}
+
+static mgpu_status resolve_mode(mgpu_stencil *st)
+{
+    st->mode = st->desc.exchange;
+    if (st->mode == MGPU_EXCHANGE_AUTO) {
+        bool all;
+        MGPU_TRY(all_pairs_have_peer(st, &all));
+        st->mode = all ? MGPU_EXCHANGE_PEER_ASYNC : MGPU_EXCHANGE_STAGED;
+    }
+    switch (st->mode) {
+    case MGPU_EXCHANGE_PEER:
+    case MGPU_EXCHANGE_PEER_ASYNC:
+        return enable_peers(st, false); /* faster where possible, not needed */
+    case MGPU_EXCHANGE_DIRECT:
+        return enable_peers(st, true); /* the kernel writes peer memory */
+    case MGPU_EXCHANGE_STAGED:
+    case MGPU_EXCHANGE_MAPPED:
+    case MGPU_EXCHANGE_IPC:
+    case MGPU_EXCHANGE_MPI:
+        return MGPU_OK; /* the last two belong to the strategies */
+    default:
+        return mgpu_fail(MGPU_ERR_USAGE, "--exchange: unknown mode %d", (int) st->mode);
+    }
+}
+
+mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc *desc)
+{
+    *stencil = NULL;
+    if (desc->nx < 3 || desc->ny < 3)
+        return mgpu_fail(MGPU_ERR_USAGE, "the grid must be at least 3 x 3");
+    if (desc->nparts < 1 || desc->nparts > MGPU_MAX_DEVICES)
+        return mgpu_fail(MGPU_ERR_USAGE, "--devices: %d is out of range 1..%d", desc->nparts,
+                         MGPU_MAX_DEVICES);
+    mgpu_stencil *st = calloc(1, sizeof *st);
+    if (!st)
+        return mgpu_fail(MGPU_ERR_NOMEM, "stencil: out of host memory");
+    st->desc = *desc;
+    st->desc.devices = NULL; /* not kept: the slabs hold the devices */
+    st->first = desc->local_parts ? desc->first_part : 0;
+    st->count = desc->local_parts ? desc->local_parts : desc->nparts;
+    mgpu_status status = MGPU_OK;
+    mgpu_slab slabs[MGPU_MAX_DEVICES];
+    if (st->first < 0 || st->count < 1 || st->first + st->count > desc->nparts) {
+        status = mgpu_fail(MGPU_ERR_USAGE, "local parts [%d, %d) are not parts of %d",
+                           st->first, st->first + st->count, desc->nparts);
+        goto fail;
+    }
+    status = mgpu_decompose(desc->ny, desc->nparts, slabs);
+    if (status != MGPU_OK)
+        goto fail;
+    size_t pitch = ((size_t) desc->nx + PITCH_FLOATS - 1) / PITCH_FLOATS * PITCH_FLOATS;
+    for (int p = 0; p < desc->nparts; p++) {
+        part *pt = &st->parts[p];
+        pt->slab = slabs[p];
+        pt->slab.device = desc->devices ? desc->devices[p] : p;
+        pt->rows = slabs[p].row_end - slabs[p].row_begin;
+        pt->pitch = pitch;
+        find_neighbours(st, p);
+        if (is_local(st, p) && (status = mgpu_check_device(pt->slab.device)) != MGPU_OK)
+            goto fail;
+    }
+    if ((status = resolve_mode(st)) != MGPU_OK)
+        goto fail;
+    for (int p = st->first; p < st->first + st->count; p++)
+        if ((status = part_alloc(st, &st->parts[p])) != MGPU_OK)
+            goto fail;
+    *stencil = st;
+    return MGPU_OK;
+fail:
+    mgpu_stencil_destroy(st);
+    return status;
+}
+
+void mgpu_stencil_destroy(mgpu_stencil *st)
+{
+    if (!st)
+        return;
+    for (int p = st->first; p < st->first + st->count; p++) {
+        part *pt = &st->parts[p];
+        if (pt->stream)
+            mgpu_stream_synchronize(pt->stream); /* nothing may still use the buffers */
+        for (int b = 0; b < 2; b++) {
+            mgpu_free(pt->slab.device, pt->buf[b]);
+            mgpu_host_free(pt->edges[b]);
+        }
+        mgpu_event_destroy(pt->sent);
+        mgpu_stream_destroy(pt->stream);
+    }
+    free(st);
+}
+
+mgpu_exchange mgpu_stencil_exchange_mode(const mgpu_stencil *st) { return st->mode; }
+const mgpu_slab *mgpu_stencil_slab(const mgpu_stencil *st, int p) { return &st->parts[p].slab; }
+mgpu_stream *mgpu_stencil_stream(const mgpu_stencil *st, int p) { return st->parts[p].stream; }
+size_t mgpu_stencil_pitch(const mgpu_stencil *st, int p) { return st->parts[p].pitch; }
+
+float *mgpu_stencil_buffer(const mgpu_stencil *st, int p, long long step)
+{
+    return st->parts[p].buf[step & 1];
+}
+
+float *mgpu_stencil_row(const mgpu_stencil *st, int p, long long step, mgpu_row row)
+{
+    const part *pt = &st->parts[p];
+    switch (row) {
+    case MGPU_ROW_FIRST: return row_of(pt, step, 1);
+    case MGPU_ROW_LAST: return row_of(pt, step, pt->rows);
+    case MGPU_ROW_HALO_TOP: return row_of(pt, step, 0);
+    case MGPU_ROW_HALO_BOTTOM: return row_of(pt, step, pt->rows + 1);
+    }
+    return NULL;
+}
+
+int mgpu_stencil_above(const mgpu_stencil *st, int p) { return st->parts[p].above; }
+int mgpu_stencil_below(const mgpu_stencil *st, int p) { return st->parts[p].below; }
+
+size_t mgpu_stencil_part_bytes(const mgpu_stencil *st, int p)
+{
+    const part *pt = &st->parts[p];
+    return 2 * pt->pitch * (size_t) (pt->rows + 2) * sizeof(float);
+}
+
+/* Whether the halo row at LOCAL_ROW of part PT is filled by an exchange
+ * (rather than being a fixed boundary). */
+static bool halo_is_exchanged(const part *pt, long long local_row)
+{
+    return local_row == 0 ? pt->above >= 0 : pt->below >= 0;
+}
+
+/* Rows [row0, row0+n) (local) of the initial field, with every exchanged
+ * halo row poisoned (NaN): a halo that no exchange fills shows up in the
+ * result. */
+static void initial_block(const mgpu_stencil *st, const part *pt, float *host, long long row0,
+                          long long n)
+{
+    const mgpu_stencil_desc *d = &st->desc;
+    mgpu_field_initial_rows(host, pt->pitch, d->kernel, d->nx, d->ny,
+                            pt->slab.row_begin - 1 + row0, n, d->seed);
+    for (long long r = 0; r < n; r++) {
+        long long local = row0 + r;
+        bool halo = local == 0 || local == pt->rows + 1;
+        if (halo && halo_is_exchanged(pt, local)) {
+            float *row = host + (size_t) r * pt->pitch;
+            for (long long i = 0; i < d->nx; i++)
+                row[i] = NAN;
+        }
+    }
+}
+
+mgpu_status mgpu_stencil_reset(mgpu_stencil *st, int p)
+{
+    part *pt = &st->parts[p];
+    size_t row_size = pt->pitch * sizeof(float);
+    MGPU_TRY(mgpu_device_set(pt->slab.device));
+    /* The field is made on the host a block at a time, so even a 50000 x
+     * 50000 grid needs little host memory to start. */
+    long long block = (long long) ((64u << 20) / row_size);
+    long long total = pt->rows + 2;
+    block = block < 1 ? 1 : block > total ? total : block;
+    float *host = malloc((size_t) block * row_size);
+    if (!host)
+        return mgpu_fail(MGPU_ERR_NOMEM, "reset: out of host memory");
+    mgpu_status status = MGPU_OK;
+    for (long long r = 0; r < total && status == MGPU_OK; r += block) {
+        long long n = total - r < block ? total - r : block;
+        initial_block(st, pt, host, r, n);
+        status = mgpu_memcpy(row_of(pt, 0, r), host, (size_t) n * row_size);
+    }
+    free(host);
+    /* Buffer 1 is buffer 0 with every cell a step computes poisoned: all
+     * bits set is a NaN, so a cell that no step writes fails verification. */
+    if (status == MGPU_OK)
+        status = mgpu_memcpy(pt->buf[1], pt->buf[0], (size_t) total * row_size);
+    if (status == MGPU_OK)
+        status = mgpu_memset_2d(pt->slab.device, row_of(pt, 1, 1) + 1, row_size, 0xff,
+                                (size_t) (st->desc.nx - 2) * sizeof(float), (size_t) pt->rows);
+    return status;
+}
+
+static mgpu_status check_current(const part *pt)
+{
+    int current;
+    MGPU_TRY(mgpu_device_get(&current));
+    if (current != pt->slab.device)
+        return mgpu_fail(MGPU_ERR_USAGE, "part %d lives on device %d, but device %d is current",
+                         pt->slab.part, pt->slab.device, current);
+    return MGPU_OK;
+}
+
+static mgpu_status check_neighbours_local(const mgpu_stencil *st, const part *pt)
+{
+    if ((pt->above >= 0 && !is_local(st, pt->above)) ||
+        (pt->below >= 0 && !is_local(st, pt->below)))
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "part %d: its neighbours are in another "
+                                               "process; the strategy exchanges its halos",
+                         pt->slab.part);
+    return MGPU_OK;
+}
+
+/* One of PT's edge rows to one neighbour's halo, in an in-process mode. */
+static mgpu_status push_row(mgpu_stencil *st, part *pt, long long step, long long local_row,
+                            part *to, long long to_row)
+{
+    const float *src = row_of(pt, step, local_row);
+    float *dst = row_of(to, step, to_row);
+    int src_dev = pt->slab.device, dst_dev = to->slab.device;
+    switch (st->mode) {
+    case MGPU_EXCHANGE_PEER:
+        return mgpu_copy_peer(dst, dst_dev, src, src_dev, row_bytes(st));
+    case MGPU_EXCHANGE_PEER_ASYNC:
+        return mgpu_copy_peer_async(dst, dst_dev, src, src_dev, row_bytes(st), pt->stream);
+    case MGPU_EXCHANGE_DIRECT:
+        return mgpu_copy_row_kernel(dst, src, st->desc.nx, pt->stream);
+    default:
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "push_row: mode %s",
+                         mgpu_exchange_name(st->mode));
+    }
+}
+
+mgpu_status mgpu_stencil_send(mgpu_stencil *st, int p, long long step)
+{
+    part *pt = &st->parts[p];
+    MGPU_TRY(check_current(pt));
+    MGPU_TRY(check_neighbours_local(st, pt));
+    switch (st->mode) {
+    case MGPU_EXCHANGE_PEER:
+    case MGPU_EXCHANGE_PEER_ASYNC:
+    case MGPU_EXCHANGE_DIRECT:
+        if (pt->above >= 0) {
+            part *to = &st->parts[pt->above];
+            MGPU_TRY(push_row(st, pt, step, 1, to, to->rows + 1));
+        }
+        if (pt->below >= 0)
+            MGPU_TRY(push_row(st, pt, step, pt->rows, &st->parts[pt->below], 0));
+        /* The receivers' streams wait for this event, not for the host. */
+        if (st->mode != MGPU_EXCHANGE_PEER)
+            MGPU_TRY(mgpu_event_record(pt->sent, pt->stream));
+        return MGPU_OK;
+    case MGPU_EXCHANGE_STAGED:
+    case MGPU_EXCHANGE_MAPPED: {
+        /* Both edge rows go to host memory; the receivers fetch them after
+         * the barrier, so the copy must be complete when send returns. */
+        float *edges = st->mode == MGPU_EXCHANGE_MAPPED ? pt->edges_dev[step & 1]
+                                                        : pt->edges[step & 1];
+        long long rows[2] = {1, pt->rows};
+        for (int k = 0; k < 2; k++) {
+            float *dst = edges + (size_t) k * (size_t) st->desc.nx;
+            const float *src = row_of(pt, step, rows[k]);
+            if (st->mode == MGPU_EXCHANGE_MAPPED)
+                MGPU_TRY(mgpu_copy_row_kernel(dst, src, st->desc.nx, pt->stream));
+            else
+                MGPU_TRY(mgpu_memcpy_async(dst, src, row_bytes(st), pt->stream));
+        }
+        return mgpu_stream_synchronize(pt->stream);
+    }
+    default:
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "--exchange=%s is done by the strategy, "
+                                               "not the stencil domain",
+                         mgpu_exchange_name(st->mode));
+    }
+}
+
+mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
+{
+    part *pt = &st->parts[p];
+    MGPU_TRY(check_current(pt));
+    MGPU_TRY(check_neighbours_local(st, pt));
+    int from[2] = {pt->above, pt->below};
+    long long halo[2] = {0, pt->rows + 1};
+    for (int k = 0; k < 2; k++) {
+        if (from[k] < 0)
+            continue;
+        part *src = &st->parts[from[k]];
+        /* The top halo is the sender's last row (edge 1), the bottom halo
+         * its first row (edge 0). */
+        size_t edge = (size_t) (1 - k) * (size_t) st->desc.nx;
+        switch (st->mode) {
+        case MGPU_EXCHANGE_PEER:
+            break; /* cudaMemcpyPeer is ordered with all work on both devices */
+        case MGPU_EXCHANGE_PEER_ASYNC:
+        case MGPU_EXCHANGE_DIRECT:
+            MGPU_TRY(mgpu_stream_wait_event(pt->stream, src->sent));
+            break;
+        case MGPU_EXCHANGE_STAGED:
+            MGPU_TRY(mgpu_memcpy_async(row_of(pt, step, halo[k]), src->edges[step & 1] + edge,
+                                       row_bytes(st), pt->stream));
+            break;
+        case MGPU_EXCHANGE_MAPPED:
+            MGPU_TRY(mgpu_copy_row_kernel(row_of(pt, step, halo[k]),
+                                          src->edges_dev[step & 1] + edge, st->desc.nx,
+                                          pt->stream));
+            break;
+        default:
+            return mgpu_fail(MGPU_ERR_UNSUPPORTED, "--exchange=%s is done by the strategy",
+                             mgpu_exchange_name(st->mode));
+        }
+    }
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, long long r0,
+                                      long long r1, mgpu_stream *stream)
+{
+    part *pt = &st->parts[p];
+    if (r0 < pt->slab.row_begin || r1 > pt->slab.row_end)
+        return mgpu_fail(MGPU_ERR_USAGE, "part %d: rows [%lld, %lld) are outside its slab "
+                                         "[%lld, %lld)",
+                         p, r0, r1, pt->slab.row_begin, pt->slab.row_end);
+    MGPU_TRY(mgpu_fault_check(p, step));
+    MGPU_TRY(check_current(pt));
+    long long local0 = r0 - pt->slab.row_begin + 1, local1 = r1 - pt->slab.row_begin + 1;
+    return mgpu_stencil_rows(st->desc.kernel, pt->buf[step & 1], pt->buf[(step + 1) & 1],
+                             st->desc.nx, pt->pitch, local0, local1, stream);
+}
+
+mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)
+{
+    part *pt = &st->parts[p];
+    return mgpu_stencil_compute_rows(st, p, step, pt->slab.row_begin, pt->slab.row_end,
+                                     pt->stream);
+}
+
+mgpu_status mgpu_stencil_synchronize(mgpu_stencil *st, int p)
+{
+    return mgpu_stream_synchronize(st->parts[p].stream);
+}
+
+mgpu_status mgpu_stencil_gather(mgpu_stencil *st, int p, long long steps, float *field)
+{
+    const mgpu_stencil_desc *d = &st->desc;
+    part *pt = &st->parts[p];
+    size_t nx = (size_t) d->nx;
+    MGPU_TRY(mgpu_device_set(pt->slab.device));
+    MGPU_TRY(mgpu_stream_synchronize(pt->stream));
+    MGPU_TRY(mgpu_memcpy_2d(field + (size_t) pt->slab.row_begin * nx, nx * sizeof(float),
+                            row_of(pt, steps, 1), pt->pitch * sizeof(float),
+                            nx * sizeof(float), (size_t) pt->rows));
+    /* The outer rows are not computed: they are the boundary (pattern2d) or
+     * periodic images that mgpu_field_fill_halo_rows makes (jacobi). */
+    if (pt->slab.row_begin == 1)
+        mgpu_field_initial_rows(field, nx, d->kernel, d->nx, d->ny, 0, 1, d->seed);
+    if (pt->slab.row_end == d->ny - 1)
+        mgpu_field_initial_rows(field + (size_t) (d->ny - 1) * nx, nx, d->kernel, d->nx, d->ny,
+                                d->ny - 1, 1, d->seed);
+    return MGPU_OK;
+}

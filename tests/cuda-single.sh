@@ -1,0 +1,41 @@
+#!/bin/sh
+# cuda-single.sh - mgpu-single on GPUs: every exchange mode on 1 to all
+# devices (at most 4), both kernels, odd grids: bit-identical to the CPU
+# reference; larger grids: N devices bit-identical to one device.
+# Skips (exit 77) when there is no usable GPU.
+. "$top_srcdir/tests/lib.sh"
+prog="$top_builddir/single_thread/mgpu-single"
+
+probe=$("$prog" --backend=cuda --nx=3 --ny=3 --steps=1 --devices=1 --verify=none \
+        --repeat=1 --warmup=0 --format=json 2>&1)
+if [ $? -ne 0 ]; then
+    echo "SKIP: no usable GPU: $probe"
+    exit 77
+fi
+gpus=$(printf '%s\n' "$probe" | json_field backend_reason | sed 's/ .*//')
+[ "$gpus" -gt 4 ] 2>/dev/null && gpus=4
+echo "# $gpus GPU(s)"
+
+common="--backend=cuda --repeat=1 --warmup=0"
+devices=1
+while [ "$devices" -le "$gpus" ]; do
+    for exchange in peer peer-async staged direct mapped; do
+        for kernel in pattern2d jacobi; do
+            for grid in "17 13 7" "101 53 5" "1001 7 3" "3 $((devices + 2)) 2"; do
+                set -- $grid
+                check_run "cuda vs cpu: $exchange, $devices devices, $kernel, $1 x $2" \
+                    "$prog" $common --verify=cpu --exchange=$exchange --devices=$devices \
+                    --kernel=$kernel --nx=$1 --ny=$2 --steps=$3
+            done
+        done
+        check_run "cuda N vs 1 device: $exchange, $devices devices, 2049 x 1031" \
+            "$prog" $common --verify=device --exchange=$exchange --devices=$devices \
+            --nx=2049 --ny=1031 --steps=20
+    done
+    check_run "context=driver, $devices devices" \
+        "$prog" $common --verify=cpu --context=driver --devices=$devices \
+        --nx=129 --ny=77 --steps=9
+    devices=$((devices + 1))
+done
+echo "1..$tap_count"
+[ "$tap_failed" -eq 0 ]

@@ -1,0 +1,51 @@
+# lib.sh - what the shell tests share: TAP output, running a program, and
+# reading a field of its JSON record.  Sourced by tests/*.tap and *.sh.
+
+: "${top_builddir:=.}"
+: "${top_srcdir:=.}"
+tap_count=0
+tap_failed=0
+
+# ok CONDITION-STATUS DESCRIPTION: one TAP line.
+tap() {
+    tap_count=$((tap_count + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $tap_count - $2"
+    else
+        tap_failed=$((tap_failed + 1))
+        echo "not ok $tap_count - $2"
+    fi
+}
+
+# Run a program with a time limit, so that a hang fails instead of stalling.
+run_limited() {
+    if command -v timeout >/dev/null 2>&1; then
+        timeout 120 "$@"
+    else
+        "$@"
+    fi
+}
+
+# json_field NAME < json: the value of "NAME" in a one-line JSON object.
+json_field() {
+    sed -n "s/.*\"$1\": *\\(\"[^\"]*\"\\|[^,}]*\\).*/\\1/p" | tr -d '"'
+}
+
+# check_run DESCRIPTION PROGRAM ARGS...: the program exits 0 and its JSON
+# record says verified, with max_error 0 (bit-identical to the reference).
+check_run() {
+    desc=$1
+    shift
+    out=$(run_limited "$@" --format=json 2>"${TMPDIR:-/tmp}/mgpu-test-err.$$")
+    code=$?
+    verified=$(printf '%s\n' "$out" | json_field verified)
+    max_error=$(printf '%s\n' "$out" | json_field max_error)
+    if [ "$code" -eq 0 ] && [ "$verified" = true ] && [ "$max_error" = 0 ]; then
+        tap 0 "$desc"
+    else
+        tap 1 "$desc (exit $code, verified=$verified, max_error=$max_error)"
+        sed 's/^/# /' "${TMPDIR:-/tmp}/mgpu-test-err.$$"
+        echo "# command: $*"
+    fi
+    rm -f "${TMPDIR:-/tmp}/mgpu-test-err.$$"
+}

@@ -1,0 +1,66 @@
+/* test-peer-fallback.c - where two devices have no peer access, copies take
+ * the staged path through pinned host memory and still deliver the bytes;
+ * the stencil's auto exchange falls back to staged, and `direct', which
+ * needs peer access, is refused as a usage error. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "check.h"
+#include "mgpu.h"
+
+static void copy_between(int can, mgpu_copy_path expected)
+{
+    enum { N = 4096 };
+    void *a, *b, *staging;
+    unsigned char pattern[N], back[N];
+    for (int i = 0; i < N; i++)
+        pattern[i] = (unsigned char) (i * 7 + 3);
+    mgpu_host_peer_set(0, 1, can);
+    mgpu_host_peer_set(1, 0, can);
+    CHECK(mgpu_malloc(0, N, &a) == MGPU_OK && mgpu_malloc(1, N, &b) == MGPU_OK &&
+              mgpu_host_alloc(N, MGPU_HOST_PINNED, &staging) == MGPU_OK,
+          "buffers on devices 0 and 1 and a pinned staging buffer");
+    mgpu_memcpy(a, pattern, N);
+    mgpu_memset(1, b, 0, N);
+    mgpu_copy_path path = (mgpu_copy_path) -1;
+    mgpu_status status = mgpu_copy_device_to_device(b, 1, a, 0, N, staging, &path);
+    mgpu_memcpy(back, b, N);
+    CHECK(status == MGPU_OK && path == expected && memcmp(back, pattern, N) == 0,
+          "peer access %s: the copy took the %s path and delivered every byte",
+          can ? "on" : "off", expected == MGPU_PATH_PEER ? "peer" : "staged");
+    CHECK(can || mgpu_copy_device_to_device(b, 1, a, 0, N, NULL, NULL) == MGPU_ERR_USAGE,
+          "without peer access and without a staging buffer the copy is refused");
+    mgpu_free(0, a);
+    mgpu_free(1, b);
+    mgpu_host_free(staging);
+}
+
+int main(void)
+{
+    CHECK(mgpu_init(MGPU_BACKEND_HOST, 2) == MGPU_OK, "host backend with 2 devices");
+    copy_between(1, MGPU_PATH_PEER);
+    copy_between(0, MGPU_PATH_STAGED);
+
+    /* Devices 0 and 1 cannot reach each other now. */
+    mgpu_stencil_desc desc = {.nx = 40, .ny = 12, .kernel = MGPU_KERNEL_PATTERN2D,
+                              .exchange = MGPU_EXCHANGE_AUTO, .seed = 1, .nparts = 2};
+    mgpu_stencil *st;
+    CHECK(mgpu_stencil_create(&st, &desc) == MGPU_OK &&
+              mgpu_stencil_exchange_mode(st) == MGPU_EXCHANGE_STAGED,
+          "auto exchange without peer access falls back to staged");
+    mgpu_stencil_destroy(st);
+    desc.exchange = MGPU_EXCHANGE_DIRECT;
+    CHECK(mgpu_stencil_create(&st, &desc) == MGPU_ERR_USAGE && st == NULL,
+          "direct exchange without peer access is a usage error: %s", mgpu_last_error());
+    mgpu_host_peer_set(0, 1, 1);
+    mgpu_host_peer_set(1, 0, 1);
+    desc.exchange = MGPU_EXCHANGE_AUTO;
+    CHECK(mgpu_stencil_create(&st, &desc) == MGPU_OK &&
+              mgpu_stencil_exchange_mode(st) == MGPU_EXCHANGE_PEER_ASYNC,
+          "auto exchange with peer access is peer-async");
+    mgpu_stencil_destroy(st);
+    return check_done();
+}

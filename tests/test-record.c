@@ -1,0 +1,342 @@
+/* test-record.c - the result record in its three formats: the same fields
+ * everywhere, derived values computed right, JSON numbers as numbers and
+ * strings escaped, "not measured" as null / empty / n/a.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "mgpu.h"
+
+#define MAX_TEXT 16384
+
+static const mgpu_program program = {
+    .name = "test-prog",
+    .strategy = "testing",
+    .summary = "records",
+    .exchanges = MGPU_EXCHANGE_IN_PROCESS,
+};
+
+/* The fields every record has, in their order. */
+static const char *const common_keys[] = {
+    "program", "strategy", "backend", "backend_reason", "kernel", "exchange", "devices",
+    "nx", "ny", "steps", "repeats", "time_s", "time_min_s", "time_max_s", "us_per_step",
+    "gcells_per_s", "gbytes_per_s", "exchange_s", "exchange_share", "copy_gbps", "roofline",
+    "baseline_s", "speedup", "efficiency", "verify", "verified", "max_error", "tolerance",
+};
+#define COMMON_KEYS (sizeof common_keys / sizeof common_keys[0])
+
+/* The record printed in FORMAT, as a string in TEXT. */
+static void print_to_text(const mgpu_record *record, mgpu_format format, int header,
+                          char *text)
+{
+    FILE *file = tmpfile();
+    size_t n;
+
+    if (file == NULL) {
+        perror("test-record: tmpfile");
+        exit(99);
+    }
+    mgpu_record_print(record, format, header, file);
+    rewind(file);
+    n = fread(text, 1, MAX_TEXT - 1, file);
+    text[n] = '\0';
+    fclose(file);
+}
+
+/* A record whose derived values are round numbers: 1000 x 1000 interior
+ * cells, 100 steps in 0.5 s on 4 devices, 1.6 s on one. */
+static void known_record(mgpu_record *record)
+{
+    mgpu_options opt = {
+        .nx = 1002, .ny = 1002, .steps = 100, .devices = 4, .repeat = 3,
+        .kernel = MGPU_KERNEL_JACOBI, .exchange = MGPU_EXCHANGE_PEER_ASYNC,
+    };
+
+    mgpu_record_init(record, &program, &opt);
+    record->time = (mgpu_stats){0.5, 0.4, 0.7};
+    record->exchange_s = 0.1;
+    record->copy_gbps = 3.2;
+    record->baseline_s = 1.6;
+    record->verify = "cpu";
+    record->verified = 1;
+    record->max_error = 0.0;
+    record->tolerance = 1e-6;
+}
+
+/* ----------------------------------------------------------- reading JSON */
+
+/* The text right after "KEY": in JSON, or NULL. */
+static const char *json_value(const char *json, const char *key)
+{
+    char pattern[128];
+    const char *at;
+
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    at = strstr(json, pattern);
+    if (at == NULL)
+        return NULL;
+    at += strlen(pattern);
+    while (*at == ' ')
+        at++;
+    return at;
+}
+
+/* 1 when KEY's value is a JSON number, stored in *NUMBER. */
+static int json_number(const char *json, const char *key, double *number)
+{
+    const char *value = json_value(json, key);
+    char *end;
+
+    if (value == NULL || !(*value == '-' || (*value >= '0' && *value <= '9')))
+        return 0;
+    *number = strtod(value, &end);
+    return *end == ',' || *end == '}';
+}
+
+static int json_is(const char *json, const char *key, const char *literal)
+{
+    const char *value = json_value(json, key);
+
+    return value != NULL && strncmp(value, literal, strlen(literal)) == 0;
+}
+
+/* 1 when some JSON string holds only a number ("12", "0.5"): a number
+ * printed as a string. */
+static int has_quoted_number(const char *json)
+{
+    const char *c = json;
+
+    while ((c = strchr(c, '"')) != NULL) {
+        const char *begin = ++c;
+        char *end;
+        while (*c != '\0' && *c != '"')
+            c += (*c == '\\' && c[1] != '\0') ? 2 : 1;
+        if (c > begin) {
+            strtod(begin, &end);
+            if (end == c)
+                return 1;
+        }
+        if (*c == '"')
+            c++;
+    }
+    return 0;
+}
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
+
+/* ------------------------------------------------------------ reading CSV */
+
+/* Fields of one CSV line, quotes respected; *REST gets the next line. */
+static int csv_fields(const char *line, const char **rest)
+{
+    int fields = 1, quoted = 0;
+    const char *c = line;
+
+    for (; *c != '\0' && (quoted || *c != '\n'); c++) {
+        if (*c == '"')
+            quoted = !quoted; /* a doubled quote toggles twice */
+        else if (*c == ',' && !quoted)
+            fields++;
+    }
+    *rest = *c == '\n' ? c + 1 : c;
+    return fields;
+}
+
+/* ----------------------------------------------------------------- tests */
+
+static void test_init(void)
+{
+    mgpu_record record;
+    mgpu_options opt = {.nx = 34, .ny = 29, .steps = 5, .devices = 2, .repeat = 3};
+
+    mgpu_record_init(&record, &program, &opt);
+    CHECK(strcmp(record.program, "test-prog") == 0 && strcmp(record.strategy, "testing") == 0,
+          "init: program and strategy");
+    CHECK(record.nx == 34 && record.ny == 29 && record.steps == 5 && record.devices == 2 &&
+              record.repeats == 3,
+          "init: the problem from the options");
+    CHECK(record.backend == mgpu_backend_active(), "init: the active backend");
+    CHECK(record.time.median == 0 && record.exchange_s < 0 && record.verified == -1 &&
+              strcmp(record.verify, "none") == 0 && record.nextra == 0,
+          "init: nothing measured yet");
+}
+
+static void test_derived_values(void)
+{
+    mgpu_record record;
+    char json[MAX_TEXT];
+    double value = 0;
+
+    known_record(&record);
+    print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
+    CHECK(json_number(json, "time_s", &value) && near(value, 0.5), "time_s 0.5");
+    CHECK(json_number(json, "us_per_step", &value) && near(value, 5000), "us_per_step 5000");
+    CHECK(json_number(json, "gcells_per_s", &value) && near(value, 0.2),
+          "gcells_per_s: 1e6 cells x 100 steps / 0.5 s = 0.2 (got %g)", value);
+    CHECK(json_number(json, "gbytes_per_s", &value) && near(value, 1.6),
+          "gbytes_per_s: 8 bytes per cell = 1.6 (got %g)", value);
+    CHECK(json_number(json, "exchange_share", &value) && near(value, 0.2),
+          "exchange_share 0.1 / 0.5 = 0.2");
+    CHECK(json_number(json, "roofline", &value) && near(value, 0.5), "roofline 1.6 / 3.2");
+    CHECK(json_number(json, "speedup", &value) && near(value, 3.2), "speedup 1.6 / 0.5");
+    CHECK(json_number(json, "efficiency", &value) && near(value, 0.8),
+          "efficiency 3.2 / 4 devices = 0.8 (got %g)", value);
+    CHECK(json_number(json, "devices", &value) && value == 4, "devices 4, a number");
+    CHECK(json_is(json, "verified", "true"), "verified true");
+    CHECK(json_is(json, "kernel", "\"jacobi\"") && json_is(json, "exchange", "\"peer-async\""),
+          "kernel and exchange by name");
+}
+
+static void test_json(void)
+{
+    mgpu_record record;
+    char json[MAX_TEXT];
+    const char *chunks_key;
+    double value = 0;
+
+    known_record(&record);
+    mgpu_record_set_text(&record, "context", "runtime");
+    mgpu_record_set_number(&record, "chunks", 8);
+    mgpu_record_set_text(&record, "note", "say \"hi\" \\ back\tand\x01");
+    mgpu_record_set_number(&record, "weird", NAN);
+    mgpu_record_set_number(&record, "chunks", 16); /* replaces */
+    print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
+
+    CHECK(json[0] == '{' && strchr(json, '\n') == json + strlen(json) - 1,
+          "JSON: one object on one line");
+    for (size_t i = 0; i < COMMON_KEYS; i++)
+        CHECK(json_value(json, common_keys[i]) != NULL, "JSON has %s", common_keys[i]);
+    CHECK(json_number(json, "time_s", &value), "\"time_s\": is followed by a number");
+    CHECK(!has_quoted_number(json), "JSON: no number in quotes");
+    CHECK(json_is(json, "context", "\"runtime\""), "extra text field");
+    CHECK(json_number(json, "chunks", &value) && value == 16, "extra number, replaced by 16");
+    chunks_key = strstr(json, "\"chunks\"");
+    CHECK(chunks_key != NULL && strstr(chunks_key + 1, "\"chunks\"") == NULL,
+          "the replaced key appears once");
+    CHECK(json_is(json, "note", "\"say \\\"hi\\\" \\\\ back\\tand\\u0001\""),
+          "quote, backslash and control characters escaped");
+    CHECK(json_is(json, "weird", "null"), "NaN prints as null");
+    CHECK(strstr(json, "nan") == NULL && strstr(json, "inf") == NULL, "no nan or inf");
+}
+
+static void test_not_measured(void)
+{
+    mgpu_record record;
+    mgpu_options opt = {.nx = 34, .ny = 29, .steps = 5, .devices = 2, .repeat = 3};
+    static const char *const nulls[] = {
+        "exchange_s", "exchange_share", "copy_gbps", "roofline", "baseline_s",
+        "speedup", "efficiency", "verified", "max_error", "tolerance", "gcells_per_s",
+    };
+    char json[MAX_TEXT], csv[MAX_TEXT], table[MAX_TEXT];
+
+    mgpu_record_init(&record, &program, &opt);
+    print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
+    print_to_text(&record, MGPU_FORMAT_CSV, 1, csv);
+    print_to_text(&record, MGPU_FORMAT_TABLE, 1, table);
+    for (size_t i = 0; i < sizeof nulls / sizeof nulls[0]; i++)
+        CHECK(json_is(json, nulls[i], "null"), "not measured: JSON %s is null", nulls[i]);
+    CHECK(strstr(csv, ",,") != NULL, "not measured: empty CSV cells");
+    CHECK(strstr(csv, "skipped") != NULL && strstr(table, "skipped") != NULL,
+          "verified: skipped in CSV and table");
+    CHECK(strstr(table, "n/a") != NULL, "not measured: n/a in the table");
+
+    record.verified = 0;
+    print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
+    print_to_text(&record, MGPU_FORMAT_CSV, 0, csv);
+    CHECK(json_is(json, "verified", "false") && strstr(csv, "failed"), "verified: failed");
+}
+
+static void test_csv(void)
+{
+    mgpu_record record;
+    char csv[MAX_TEXT];
+    const char *data, *end;
+    int header_fields, data_fields;
+
+    known_record(&record);
+    mgpu_record_set_text(&record, "note", "a, b and \"c\"");
+    mgpu_record_set_number(&record, "chunks", 8);
+    print_to_text(&record, MGPU_FORMAT_CSV, 1, csv);
+
+    header_fields = csv_fields(csv, &data);
+    data_fields = csv_fields(data, &end);
+    CHECK(header_fields == (int)COMMON_KEYS + 2, "CSV header: %d fields", header_fields);
+    CHECK(data_fields == header_fields, "CSV data: %d fields, as many as the header",
+          data_fields);
+    CHECK(*end == '\0', "CSV: header and one line, nothing else");
+    CHECK(strncmp(csv, "program,strategy,backend,backend_reason,kernel,", 47) == 0,
+          "CSV header in the record's order");
+    CHECK(strstr(data, "\"a, b and \"\"c\"\"\"") != NULL, "RFC 4180 quoting of , and \"");
+    CHECK(strstr(data, ",passed,") != NULL, "verified: passed");
+
+    print_to_text(&record, MGPU_FORMAT_CSV, 0, csv);
+    CHECK(strncmp(csv, "test-prog,testing,", 18) == 0 && strchr(csv, '\n') == strrchr(csv, '\n'),
+          "CSV without header: the data line only");
+}
+
+static void test_table(void)
+{
+    mgpu_record record;
+    char table[MAX_TEXT], line[64];
+
+    known_record(&record);
+    mgpu_record_set_text(&record, "context", "runtime");
+    print_to_text(&record, MGPU_FORMAT_TABLE, 1, table);
+    CHECK(table[0] == '#' &&
+              strstr(table, "8 bytes per interior cell per step (one read and one write of a "
+                            "float)") != NULL,
+          "table: the byte-counting rule first");
+    for (size_t i = 0; i < COMMON_KEYS; i++) {
+        snprintf(line, sizeof line, "\n%s ", common_keys[i]);
+        CHECK(strstr(table, line) != NULL, "table has a line for %s", common_keys[i]);
+    }
+    CHECK(strstr(table, "\ncontext ") != NULL, "table has the extra field");
+    CHECK(strstr(table, "passed") != NULL, "table: verified passed");
+}
+
+static void test_extra_limit(void)
+{
+    static const char *const keys[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7",
+                                       "k8", "k9", "k10", "k11", "k12", "k13", "k14"};
+    mgpu_record record;
+    char long_text[200];
+    mgpu_options opt = {.nx = 10, .ny = 10, .steps = 1, .devices = 1, .repeat = 1};
+
+    mgpu_record_init(&record, &program, &opt);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        mgpu_record_set_number(&record, keys[i], (double)i);
+    CHECK(record.nextra == MGPU_RECORD_EXTRA, "extras beyond %d are dropped (have %d)",
+          MGPU_RECORD_EXTRA, record.nextra);
+    mgpu_record_set_text(&record, "k3", "three");
+    CHECK(record.nextra == MGPU_RECORD_EXTRA && !record.extra[3].is_number &&
+              strcmp(record.extra[3].text, "three") == 0,
+          "a full record still replaces an existing key");
+
+    memset(long_text, 'x', sizeof long_text - 1);
+    long_text[sizeof long_text - 1] = '\0';
+    mgpu_record_set_text(&record, "k0", long_text);
+    CHECK(strlen(record.extra[0].text) == sizeof record.extra[0].text - 1,
+          "a long text is cut to fit");
+}
+
+int main(void)
+{
+    mgpu_status status = mgpu_init(MGPU_BACKEND_HOST, 2);
+
+    CHECK(status == MGPU_OK, "the host backend starts %s", mgpu_last_error());
+    test_init();
+    test_derived_values();
+    test_json();
+    test_not_measured();
+    test_csv();
+    test_table();
+    test_extra_limit();
+    return check_done();
+}
