@@ -19,6 +19,10 @@ log "build"
 (./bootstrap && ./configure --with-cuda-arch=sm_90 && make -j16) >"$out/build.log" 2>&1 ||
     { tail -30 "$out/build.log"; exit 1; }
 single=./single_thread/mgpu-single
+csv_header() {
+    $single --nx=3 --ny=3 --steps=1 --devices=1 --verify=none --repeat=1 --warmup=0 \
+        --format=csv | head -1
+}
 
 for stage in $stages; do
     case $stage in
@@ -35,6 +39,7 @@ for stage in $stages; do
         ;;
     bench1)
         log "one GPU: kernel effective bandwidth against the copy ceiling"
+        csv_header >"$out/bench1.csv"
         for k in pattern2d jacobi; do
             for n in 8192 16384 32768; do
                 $single --backend=cuda --devices=1 --kernel=$k --nx=$n --ny=$n --steps=200 \
@@ -45,6 +50,7 @@ for stage in $stages; do
         ;;
     bench2)
         log "2..$ngpu GPUs, 16384 x 16384, 1000 steps, each mode against one GPU"
+        csv_header >"$out/bench2.csv"
         n=2
         while [ "$n" -le "$ngpu" ]; do
             for ex in peer peer-async staged direct mapped; do
