@@ -52,7 +52,8 @@ static int probe_in_child(char *why, size_t why_size);
 
 static mgpu_status init(mgpu_backend want, int host_devices, bool in_child)
 {
-    if (host_devices < 1 || host_devices > MGPU_MAX_DEVICES)
+    /* The host device count matters only where the host backend may run. */
+    if (want != MGPU_BACKEND_CUDA && (host_devices < 1 || host_devices > MGPU_MAX_DEVICES))
         return mgpu_fail(MGPU_ERR_USAGE, "host devices: %d is out of range 1..%d",
                          host_devices, MGPU_MAX_DEVICES);
     host_device_count = host_devices;

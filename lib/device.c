@@ -27,7 +27,7 @@ mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info)
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
         struct cudaDeviceProp prop;
-        int clock_khz = 0, bus_bits = 0, previous;
+        int clock_khz = 0, bus_bits = 0;
         MGPU_CUDA(cudaGetDeviceProperties(&prop, device), device);
         snprintf(info->name, sizeof info->name, "%s", prop.name);
         info->total_bytes = prop.totalGlobalMem;
@@ -42,12 +42,8 @@ mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info)
                   device);
         /* Double data rate: two transfers per clock. */
         info->peak_gbps = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
-        MGPU_CUDA(cudaGetDevice(&previous), -1);
-        MGPU_CUDA(cudaSetDevice(device), device);
         size_t free_bytes = 0, total = 0;
-        cudaError_t err = cudaMemGetInfo(&free_bytes, &total);
-        MGPU_CUDA(cudaSetDevice(previous), previous);
-        MGPU_CUDA(err, device);
+        MGPU_CUDA_ON(device, cudaMemGetInfo(&free_bytes, &total));
         info->free_bytes = free_bytes;
         return MGPU_OK;
     }
@@ -85,14 +81,8 @@ mgpu_status mgpu_device_synchronize(int device)
 {
     MGPU_TRY(mgpu_check_device(device));
 #ifdef MGPU_HAVE_CUDA
-    if (mgpu_on_cuda()) {
-        int previous;
-        MGPU_CUDA(cudaGetDevice(&previous), -1);
-        MGPU_CUDA(cudaSetDevice(device), device);
-        cudaError_t err = cudaDeviceSynchronize();
-        MGPU_CUDA(cudaSetDevice(previous), previous);
-        MGPU_CUDA(err, device);
-    }
+    if (mgpu_on_cuda())
+        MGPU_CUDA_ON(device, cudaDeviceSynchronize());
 #endif
     return MGPU_OK;
 }

@@ -145,7 +145,8 @@ mgpu_status mgpu_memset(int device, void *ptr, int byte, size_t bytes)
 {
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
-        MGPU_CUDA(cudaMemset(ptr, byte, bytes), device);
+        /* A memset runs on the current device: it must own the memory. */
+        MGPU_CUDA_ON(device, cudaMemset(ptr, byte, bytes));
         return MGPU_OK;
     }
 #endif
@@ -159,7 +160,7 @@ mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte,
 {
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
-        MGPU_CUDA(cudaMemset2D(ptr, pitch_bytes, byte, width_bytes, rows), device);
+        MGPU_CUDA_ON(device, cudaMemset2D(ptr, pitch_bytes, byte, width_bytes, rows));
         return MGPU_OK;
     }
 #endif

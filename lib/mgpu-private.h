@@ -53,6 +53,19 @@ mgpu_status mgpu_cuda_fail(cudaError_t err, const char *call, int device, const 
         }                                                                               \
     } while (0)
 
+/* Run CALL (a CUDA call) with DEVICE current, then restore the caller's
+ * device, returning a status on failure: for calls that act on the current
+ * device, made by library functions that take a device argument. */
+#define MGPU_CUDA_ON(device, call)                                                      \
+    do {                                                                                \
+        int mgpu_previous_;                                                             \
+        MGPU_CUDA(cudaGetDevice(&mgpu_previous_), -1);                                  \
+        MGPU_CUDA(cudaSetDevice(device), (device));                                     \
+        cudaError_t mgpu_call_err_ = (call);                                            \
+        MGPU_CUDA(cudaSetDevice(mgpu_previous_), mgpu_previous_);                       \
+        MGPU_CUDA(mgpu_call_err_, (device));                                            \
+    } while (0)
+
 /* The CUDA stream behind an mgpu stream (NULL: the legacy default stream). */
 cudaStream_t mgpu_stream_cuda(const mgpu_stream *stream);
 #endif

@@ -5,6 +5,7 @@
 #include "config.h"
 #endif
 
+#include <pthread.h>
 #include <string.h>
 
 #include "mgpu-private.h"
@@ -12,6 +13,13 @@
 /* Host backend: which pairs may "access" each other; all, unless a test
  * says otherwise. */
 static unsigned char host_no_peer[MGPU_MAX_DEVICES][MGPU_MAX_DEVICES];
+
+#ifdef MGPU_HAVE_CUDA
+/* Pairs already enabled: enabling twice is an error CUDA reports (and the
+ * sanitizer lists), so each pair is enabled once per process. */
+static pthread_mutex_t enabled_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char enabled[MGPU_MAX_DEVICES][MGPU_MAX_DEVICES];
+#endif
 
 void mgpu_host_peer_set(int device, int peer, int can)
 {
@@ -48,15 +56,20 @@ mgpu_status mgpu_peer_enable(int device, int peer)
         return MGPU_OK;
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
+        pthread_mutex_lock(&enabled_lock);
+        cudaError_t err = cudaSuccess;
         int previous;
-        MGPU_CUDA(cudaGetDevice(&previous), -1);
-        MGPU_CUDA(cudaSetDevice(device), device);
-        cudaError_t err = cudaDeviceEnablePeerAccess(peer, 0);
-        MGPU_CUDA(cudaSetDevice(previous), previous);
-        if (err == cudaErrorPeerAccessAlreadyEnabled) {
-            cudaGetLastError(); /* enabling twice is fine */
-            err = cudaSuccess;
+        if (!enabled[device][peer] && (err = cudaGetDevice(&previous)) == cudaSuccess &&
+            (err = cudaSetDevice(device)) == cudaSuccess) {
+            err = cudaDeviceEnablePeerAccess(peer, 0);
+            if (err == cudaErrorPeerAccessAlreadyEnabled) { /* by someone else: fine */
+                cudaGetLastError();
+                err = cudaSuccess;
+            }
+            cudaSetDevice(previous);
+            enabled[device][peer] = err == cudaSuccess;
         }
+        pthread_mutex_unlock(&enabled_lock);
         MGPU_CUDA(err, device);
     }
 #endif

@@ -27,16 +27,6 @@ struct mgpu_event {
 #ifdef MGPU_HAVE_CUDA
 cudaStream_t mgpu_stream_cuda(const mgpu_stream *stream) { return stream ? stream->cuda : 0; }
 
-/* Run CALL with DEVICE current, then restore the caller's device. */
-#define ON_DEVICE(device, call)                                                         \
-    do {                                                                                \
-        int previous_;                                                                  \
-        MGPU_CUDA(cudaGetDevice(&previous_), -1);                                       \
-        MGPU_CUDA(cudaSetDevice(device), device);                                       \
-        cudaError_t err_ = (call);                                                      \
-        MGPU_CUDA(cudaSetDevice(previous_), previous_);                                 \
-        MGPU_CUDA(err_, device);                                                        \
-    } while (0)
 #endif
 
 int mgpu_stream_device(const mgpu_stream *stream) { return stream->device; }
@@ -47,7 +37,7 @@ mgpu_status mgpu_stream_priority_range(int device, int *least, int *greatest)
     *least = *greatest = 0;
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda())
-        ON_DEVICE(device, cudaDeviceGetStreamPriorityRange(least, greatest));
+        MGPU_CUDA_ON(device, cudaDeviceGetStreamPriorityRange(least, greatest));
 #endif
     return MGPU_OK;
 }
