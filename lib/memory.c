@@ -141,12 +141,23 @@ mgpu_status mgpu_memcpy_async(void *dst, const void *src, size_t bytes, mgpu_str
     return MGPU_OK;
 }
 
+#ifdef MGPU_HAVE_CUDA
+/* cudaMemset runs asynchronously on the current device's default stream:
+ * work that another device then queues on its own streams would not wait
+ * for it.  Waiting here makes a memset, like mgpu_memcpy, done on return. */
+static cudaError_t memset_2d_done(void *ptr, size_t pitch, int byte, size_t width, size_t rows)
+{
+    cudaError_t err = cudaMemset2D(ptr, pitch, byte, width, rows);
+    return err == cudaSuccess ? cudaStreamSynchronize(0) : err;
+}
+#endif
+
 mgpu_status mgpu_memset(int device, void *ptr, int byte, size_t bytes)
 {
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
         /* A memset runs on the current device: it must own the memory. */
-        MGPU_CUDA_ON(device, cudaMemset(ptr, byte, bytes));
+        MGPU_CUDA_ON(device, memset_2d_done(ptr, bytes, byte, bytes, 1));
         return MGPU_OK;
     }
 #endif
@@ -160,7 +171,7 @@ mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte,
 {
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
-        MGPU_CUDA_ON(device, cudaMemset2D(ptr, pitch_bytes, byte, width_bytes, rows));
+        MGPU_CUDA_ON(device, memset_2d_done(ptr, pitch_bytes, byte, width_bytes, rows));
         return MGPU_OK;
     }
 #endif

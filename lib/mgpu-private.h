@@ -87,7 +87,8 @@ int mgpu_devices_available(void);
 /* Fail with MGPU_ERR_USAGE unless DEVICE is a device of the active backend. */
 mgpu_status mgpu_check_device(int device);
 
-/* Set WIDTH_BYTES of each of ROWS rows, PITCH_BYTES apart, to BYTE. */
+/* Set WIDTH_BYTES of each of ROWS rows, PITCH_BYTES apart, to BYTE; done
+ * on return. */
 mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte,
                            size_t width_bytes, size_t rows);
 
