@@ -20,6 +20,13 @@
 extern "C" {
 #endif
 
+/* An OpenMP pragma that vanishes (without a warning) where OpenMP is off. */
+#ifdef _OPENMP
+#define MGPU_OMP(directive) _Pragma(#directive)
+#else
+#define MGPU_OMP(directive)
+#endif
+
 /* Record a failure for mgpu_last_error() and return STATUS. */
 mgpu_status mgpu_fail(mgpu_status status, const char *fmt, ...)
 #if defined(__GNUC__)
