@@ -107,12 +107,12 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
                                              cells * sizeof *field));
     }
 
-    /* The ceiling is measured before and after the runs (a card that has
-     * worked for seconds may run slower), and the higher one is kept, so that
-     * the ratio to it is never flattered.  Workers in processes forbid the
-     * "before" here: no CUDA in this process until they have run. */
+    /* A GPU's ceiling is measured before and after the runs (a card that
+     * has worked for seconds may run slower), and the higher one is kept, so
+     * that the ratio to it is never flattered.  Workers in processes forbid
+     * the "before" here: no CUDA in this process until they have run. */
     double ceiling_before = 0.0;
-    if (!program->forks)
+    if (!program->forks && mgpu_backend_active() == MGPU_BACKEND_CUDA)
         status = mgpu_copy_ceiling(ndevices, &ceiling_before);
 
     mgpu_run run = {.opt = &opt, .ndevices = ndevices, .compute = 1, .warmup = opt.warmup,

@@ -119,7 +119,11 @@ mgpu_status mgpu_memcpy(void *dst, const void *src, size_t bytes)
 {
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
+        /* A device-to-device cudaMemcpy returns before the copy is done;
+         * waiting makes every mgpu_memcpy done on return, so that work a
+         * neighbour's stream queues next cannot race it. */
         MGPU_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), -1);
+        MGPU_CUDA(cudaStreamSynchronize(0), -1);
         return MGPU_OK;
     }
 #endif
