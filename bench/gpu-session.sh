@@ -1,72 +1,104 @@
 #!/bin/sh
-# gpu-session.sh - one call on a GPU machine: build with the README's
-# commands, run `make check`, then the benchmarks of BENCHMARKS.md.  Logs go
-# to $OUT (or ./gpu-out).  STAGES picks what runs: check, bench1, bench2,
-# big (default: all).  Run from the source tree.
+# gpu-session.sh - the GPU work of a session in few calls: build with the
+# README's commands, run `make check` as a machine of 2 GPUs and of all its
+# GPUs, and the benchmarks recorded in BENCHMARKS.md.  Logs and results go
+# to $OUT (or ./gpu-out).  STAGES picks what runs (default: build check2
+# checkall).  Run from the source tree.
 set -u
 out=${OUT:-./gpu-out}
 mkdir -p "$out"
-stages=${STAGES:-check bench1 bench2 big}
-log() { echo "== $*" | tee -a "$out/summary.txt"; }
+stages=${STAGES:-build check2 checkall}
+log() { echo "== $(date +%T) $*" | tee -a "$out/summary.txt"; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=false
+export NCCL_NVLS_ENABLE=0
 
-nvidia-smi --query-gpu=index,name,memory.total,clocks.max.sm,clocks.max.mem --format=csv \
-    >"$out/gpus.csv" 2>&1
+nvidia-smi --query-gpu=index,name,memory.total,clocks.max.sm,clocks.max.mem \
+    --format=csv >"$out/gpus.csv" 2>&1
 nvidia-smi topo -m >"$out/topo.txt" 2>&1
-cat "$out/gpus.csv"
 ngpu=$(($(wc -l <"$out/gpus.csv") - 1))
+log "$ngpu GPUs: $(sed -n 2p "$out/gpus.csv")"
 
-log "build"
-(./bootstrap && ./configure --with-cuda-arch=sm_90 && make -j16) >"$out/build.log" 2>&1 ||
-    { tail -30 "$out/build.log"; exit 1; }
-single=./single_thread/mgpu-single
-csv_header() {
-    $single --nx=3 --ny=3 --steps=1 --devices=1 --verify=none --repeat=1 --warmup=0 \
-        --format=csv | head -1
+# make check, its summary and the failing cases into the summary.
+check() { # NAME [make args...]
+    name=$1
+    shift
+    log "make check ($name)"
+    make -j16 check "$@" >"$out/check-$name.log" 2>&1
+    echo "make check exit $?" | tee -a "$out/summary.txt"
+    grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)|^(FAIL|ERROR|SKIP):' "$out/check-$name.log" |
+        tee -a "$out/summary.txt"
+    for f in tests/*.log; do
+        grep -q -E '^not ok|^FAIL' "$f" 2>/dev/null &&
+            { echo "--- $f"; grep -E '^not ok|^FAIL|^#' "$f" | head -20; }
+    done >>"$out/summary.txt"
+    tar czf "$out/logs-$name.tgz" tests/*.log test-suite.log 2>/dev/null
+}
+
+csv() { # PROGRAM ARGS: one CSV record line per run into $out/bench.csv
+    "$@" --format=csv --no-header >>"$out/bench.csv" 2>>"$out/bench-err.txt" ||
+        echo "FAILED: $*" | tee -a "$out/summary.txt"
 }
 
 for stage in $stages; do
     case $stage in
-    check)
-        log "make check"
-        make -j8 check >"$out/check.log" 2>&1
-        echo "make check exit $?" | tee -a "$out/summary.txt"
-        grep -E '^(# |PASS|FAIL|SKIP|ERROR)' "$out/check.log" | grep -v '^PASS' |
-            tee -a "$out/summary.txt"
-        cp test-suite.log "$out/" 2>/dev/null
-        for f in tests/*.log; do
-            grep -q -E 'not ok|FAIL' "$f" && { echo "--- $f"; grep -E 'not ok|FAIL' "$f" | head; }
-        done >>"$out/summary.txt"
+    build)
+        log "build"
+        (./bootstrap && ./configure --with-cuda-arch=sm_90 && make -j32) >"$out/build.log" 2>&1 ||
+            { tail -30 "$out/build.log"; exit 1; }
         ;;
-    bench1)
-        log "one GPU: kernel effective bandwidth against the copy ceiling"
-        csv_header >"$out/bench1.csv"
+    check2) CUDA_VISIBLE_DEVICES=0,1 check 2gpus ;;
+    checkall) check "${ngpu}gpus" ;;
+    kernels)
+        log "one GPU: the kernels against the copy ceiling"
         for k in pattern2d jacobi; do
             for n in 8192 16384 32768; do
-                $single --backend=cuda --devices=1 --kernel=$k --nx=$n --ny=$n --steps=200 \
-                    --repeat=5 --verify=none --format=csv --no-header |
-                    tee -a "$out/bench1.csv"
+                csv single_thread/mgpu-single --backend=cuda --devices=1 --kernel=$k --nx=$n \
+                    --ny=$n --steps=200 --repeat=5 --verify=none
             done
         done
         ;;
-    bench2)
-        log "2..$ngpu GPUs, 16384 x 16384, 1000 steps, each mode against one GPU"
-        csv_header >"$out/bench2.csv"
-        n=2
-        while [ "$n" -le "$ngpu" ]; do
-            for ex in peer peer-async staged direct mapped; do
-                $single --backend=cuda --devices=$n --exchange=$ex --nx=16384 --ny=16384 \
-                    --steps=1000 --repeat=3 --baseline --verify=none --format=csv --no-header |
-                    tee -a "$out/bench2.csv"
-            done
-            n=$((n * 2))
+    p2p)
+        log "mgpu-p2p"
+        for n in 2 $ngpu; do
+            bench/mgpu-p2p --backend=cuda --devices=$n --bytes=256M >"$out/p2p-$n.txt" 2>&1
+            bench/mgpu-p2p --backend=cuda --devices=$n --bytes=256M --format=json \
+                >"$out/p2p-$n.json" 2>>"$out/p2p-err.txt"
         done
+        ;;
+    compare)
+        log "mgpu-compare, 16384 x 16384, 1000 steps"
+        bench/mgpu-compare --backend=cuda --devices=1,2,$ngpu --nx=16384 --ny=16384 \
+            --steps=1000 --repeat=3 --output="$out/compare" >"$out/compare.txt" 2>&1
+        echo "compare exit $?" | tee -a "$out/summary.txt"
+        ;;
+    streams)
+        log "mgpu-streams figures"
+        for n in 2 $ngpu; do
+            csv streams/mgpu-streams --backend=cuda --devices=$n --nx=16384 --ny=16384 \
+                --steps=1000 --baseline --compare-exchange --repeat=3 --verify=none
+        done
+        csv streams/mgpu-streams --backend=cuda --devices=2 --nx=1024 --ny=1024 --steps=5000 \
+            --graph --repeat=5 --verify=none
+        csv streams/mgpu-streams --backend=cuda --devices=1 --pipeline --nx=46341 --ny=46341 \
+            --steps=4 --device-memory=4G --repeat=3 --verify=none
         ;;
     big)
-        log "50000 x 50000 on 2 GPUs (64-bit indexing, slab-only memory)"
-        $single --backend=cuda --devices=2 --nx=50000 --ny=50000 --steps=20 --repeat=1 \
-            --warmup=0 --verify=device --format=json | tee -a "$out/big.json"
+        log "50000 x 50000 on 2 GPUs"
+        csv single_thread/mgpu-single --backend=cuda --devices=2 --nx=50000 --ny=50000 \
+            --steps=20 --repeat=2 --warmup=1 --verify=device
+        ;;
+    peerdiag)
+        log "the peer mode under compute-sanitizer"
+        compute-sanitizer --tool memcheck --print-limit 20 single_thread/mgpu-single \
+            --backend=cuda --devices=2 --exchange=peer --nx=4096 --ny=4096 --steps=100 \
+            --repeat=1 --warmup=1 --baseline --verify=device >"$out/peerdiag.txt" 2>&1
+        echo "sanitizer exit $?" | tee -a "$out/summary.txt"
+        tail -5 "$out/peerdiag.txt" | tee -a "$out/summary.txt"
+        for r in 1 2; do
+            csv single_thread/mgpu-single --backend=cuda --devices=2 --exchange=peer \
+                --nx=16384 --ny=16384 --steps=1000 --repeat=3 --baseline --verify=none
+        done
         ;;
     esac
 done
-$single --help | head -1 >/dev/null
 log "done"

@@ -77,14 +77,6 @@ mgpu_status mgpu_cuda_fail(cudaError_t err, const char *call, int device, const 
 cudaStream_t mgpu_stream_cuda(const mgpu_stream *stream);
 #endif
 
-/* Return from the calling function when STATUS is not MGPU_OK. */
-#define MGPU_TRY(expr)                                                                  \
-    do {                                                                                \
-        mgpu_status mgpu_st_ = (expr);                                                  \
-        if (mgpu_st_ != MGPU_OK)                                                        \
-            return mgpu_st_;                                                            \
-    } while (0)
-
 /* mgpu_init, but CUDA is asked about in a child process, so that this one
  * may still fork workers that use CUDA. */
 mgpu_status mgpu_init_nocuda(mgpu_backend want, int host_devices);

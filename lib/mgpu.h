@@ -49,6 +49,15 @@ const char *mgpu_last_error(void);
 /* Exit code a program should return for STATUS: 0, 1 or 2 (usage). */
 int mgpu_exit_code(mgpu_status status);
 
+/* Return the status of EXPR from the calling function unless it is MGPU_OK:
+ * the one line that turns a chain of library calls into early returns. */
+#define MGPU_TRY(expr)                                                                  \
+    do {                                                                                \
+        mgpu_status mgpu_try_status_ = (expr);                                          \
+        if (mgpu_try_status_ != MGPU_OK)                                                \
+            return mgpu_try_status_;                                                    \
+    } while (0)
+
 /* ----------------------------------------------------------------- backend */
 
 typedef enum mgpu_backend {
@@ -118,7 +127,8 @@ void mgpu_host_free(void *ptr);
 mgpu_status mgpu_host_device_pointer(void *host, void **device_ptr);
 
 /* Copies between any two of host memory, device memory of any device
- * (unified addressing): synchronous, and on a stream. */
+ * (unified addressing): synchronous, and on a stream.  mgpu_memset is done
+ * when it returns, as mgpu_memcpy is. */
 typedef struct mgpu_stream mgpu_stream;
 mgpu_status mgpu_memcpy(void *dst, const void *src, size_t bytes);
 mgpu_status mgpu_memcpy_async(void *dst, const void *src, size_t bytes, mgpu_stream *stream);
@@ -332,6 +342,47 @@ mgpu_status mgpu_stencil_gather(mgpu_stencil *stencil, int part, long long steps
  * Returns MGPU_ERR_FAULT (with a message) when PART must fail at STEP. */
 mgpu_status mgpu_fault_check(int part, long long step);
 
+/* ------------------------------------- workers that meet at barriers */
+
+/* Worker threads that step together through barriers (mgpu-pthread,
+ * mgpu-openmp) share one mgpu_failure.  A worker that fails neither leaves
+ * nor is cancelled, since the others would then wait for it forever at the
+ * next barrier: it records the failure and keeps arriving, and after the
+ * next barrier every worker sees the failure and all leave together.
+ *
+ * All must decide alike, so the barriers are numbered in the order every
+ * worker passes them.  A failure is recorded with the number of the next
+ * barrier its worker reaches, and a worker asks about the barrier it has
+ * just passed: when a fast worker fails after barrier K while a slow one
+ * has not yet asked about K, the slow one does not see that failure (and
+ * leave) early, and all see it after barrier K+1, which everyone reaches. */
+typedef struct mgpu_failure {
+    long long barrier;  /* before which the first failure happened; read and
+                           written atomically; LLONG_MAX while none */
+    mgpu_status status;
+    char message[512];
+} mgpu_failure;
+
+void mgpu_failure_init(mgpu_failure *failure);
+/* Record STATUS, with this thread's mgpu_last_error(), as a failure before
+ * barrier BARRIER.  The first failure recorded is kept. */
+void mgpu_failure_record(mgpu_failure *failure, mgpu_status status, long long barrier);
+/* After passing barrier BARRIER: 1 when some worker failed before it. */
+int mgpu_failure_before(const mgpu_failure *failure, long long barrier);
+/* In the thread that reports, once the workers are done: the first failure's
+ * status (MGPU_OK when none), its message made this thread's
+ * mgpu_last_error(), which mgpu_main prints. */
+mgpu_status mgpu_failure_status(const mgpu_failure *failure);
+
+/* A program's own failure (an operating-system call, a combination of
+ * options the common parser cannot judge): the message becomes this
+ * thread's mgpu_last_error() and STATUS is returned. */
+mgpu_status mgpu_error_set(mgpu_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* ------------------------------------------------------------ timing */
 
 /* Seconds on a monotonic clock. */
@@ -487,6 +538,13 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
  * memcpy, since host "devices" share one memory). */
 mgpu_status mgpu_copy_ceiling(int ndevices, double *gbps);
 
+/* ------------------------------------- devices in several processes (mpi) */
+
+/* The copy bandwidth of DEVICE alone, one term of mgpu_copy_ceiling's sum
+ * (host backend: the one memcpy), for a program whose devices are driven by
+ * several processes, each measuring its own. */
+mgpu_status mgpu_copy_ceiling_device(int device, double *gbps);
+
 /* ------------------------------------------------------ the stream pipeline */
 
 /* Book 11.1: a block of rows too large (or too slow) to copy to one device
@@ -537,6 +595,197 @@ mgpu_status mgpu_pipeline_run_serial(mgpu_pipeline *pipeline, const float *host_
                                      double *download_s);
 
 void mgpu_pipeline_destroy(mgpu_pipeline *pipeline);
+
+/* ------------------------------------ workers in processes (lib/procs.c) */
+
+/* Page-lock BYTES of host memory at PTR that did not come from
+ * mgpu_host_alloc, such as a mapping shared with other processes, so that
+ * copies between it and a device are DMA and asynchronous on a stream
+ * (cudaHostRegister).  Every process that copies registers it itself.  The
+ * host backend has nothing to do. */
+mgpu_status mgpu_host_register(void *ptr, size_t bytes);
+void mgpu_host_unregister(void *ptr);
+
+/* CUDA IPC.  A handle is plain bytes naming one process's device memory or
+ * event; another process receives it (through shared memory, a pipe, MPI)
+ * and opens it.  The cuda backend only: a host-backend device's memory is
+ * private to its process (MGPU_ERR_UNSUPPORTED). */
+typedef struct mgpu_ipc_handle {
+    unsigned char bytes[64];
+} mgpu_ipc_handle;
+
+/* The handle of PTR, the start of an mgpu_malloc allocation on DEVICE
+ * (cudaIpcGetMemHandle). */
+mgpu_status mgpu_ipc_memory_handle(int device, void *ptr, mgpu_ipc_handle *handle);
+/* Map the memory that HANDLE names, made by another process, into this one
+ * for DEVICE, the current device, enabling peer access to the owner's device
+ * as needed (cudaIpcOpenMemHandle).  Needs peer access between the two
+ * devices (mgpu_peer_can_access) when they differ. */
+mgpu_status mgpu_ipc_memory_open(int device, const mgpu_ipc_handle *handle, void **ptr);
+mgpu_status mgpu_ipc_memory_close(void *ptr);
+
+/* An event that other processes can wait for (cudaEventInterprocess, no
+ * timing): made on DEVICE, with the HANDLE to pass on; or opened, with
+ * DEVICE current, from another process's HANDLE.  Streams of either process
+ * wait for the most recent record made before the wait is issued, as with
+ * mgpu_event.  Destroying an opened event closes it. */
+typedef struct mgpu_ipc_event mgpu_ipc_event;
+mgpu_status mgpu_ipc_event_create(int device, mgpu_ipc_event **event, mgpu_ipc_handle *handle);
+mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle,
+                                mgpu_ipc_event **event);
+mgpu_status mgpu_ipc_event_record(mgpu_ipc_event *event, mgpu_stream *stream);
+mgpu_status mgpu_stream_wait_ipc_event(mgpu_stream *stream, mgpu_ipc_event *event);
+void mgpu_ipc_event_destroy(mgpu_ipc_event *event);
+
+/* ------------------------------------ measuring copies (lib/measure.c) */
+
+/* What mgpu-p2p needs to time copies honestly: a pattern that proves every
+ * byte of a copy arrived, a spin that holds a stream while the host queues
+ * the timed copies, and the staged path queued on streams. */
+
+/* The "device" of host memory (pinned or pageable) for the pattern calls. */
+#define MGPU_HOST_MEMORY (-1)
+
+/* Fill BYTES at PTR with bytes OFFSET.. of the pattern of SEED.  PTR and
+ * OFFSET are 4-byte aligned; PTR is memory of DEVICE, filled by a kernel on
+ * STREAM (a stream of DEVICE, or NULL for its default stream; DEVICE must
+ * be current), or host memory (MGPU_HOST_MEMORY), filled at once.  At the
+ * same offset, two different seeds differ in every 32-bit word. */
+mgpu_status mgpu_pattern_fill(int device, void *ptr, size_t bytes, uint32_t seed,
+                              uint64_t offset, mgpu_stream *stream);
+
+typedef struct mgpu_pattern_result {
+    unsigned long long wrong; /* bytes that differ from the pattern */
+    unsigned long long first; /* offset from PTR of the first of them */
+    unsigned char expected, found;
+} mgpu_pattern_result;
+
+/* Compare BYTES at PTR with bytes OFFSET.. of the pattern of SEED, after
+ * the work queued on STREAM (device memory: DEVICE current, checked by a
+ * kernel; only the result crosses to the host).  PTR and OFFSET are 4-byte
+ * aligned.  MGPU_OK when the check ran; RESULT says what it found. */
+mgpu_status mgpu_pattern_check(int device, const void *ptr, size_t bytes, uint32_t seed,
+                               uint64_t offset, mgpu_stream *stream,
+                               mgpu_pattern_result *result);
+
+/* Queue a kernel on STREAM (its device current) that spins for
+ * MICROSECONDS: work queued behind it starts only when it ends, so a timed
+ * batch queued meanwhile runs back to back, free of the host's launch gaps.
+ * Nothing on the host backend, whose streams run eagerly. */
+mgpu_status mgpu_stream_spin(mgpu_stream *stream, double microseconds);
+
+/* What the driver says of the link from DEVICE to PEER
+ * (cudaDeviceGetP2PAttribute); all -1 on the host backend. */
+typedef struct mgpu_peer_link {
+    int access;           /* peer access is possible */
+    int performance_rank; /* relative performance of the link, 0 the best */
+    int native_atomics;   /* atomics over the link: NVLink offers them, PCIe not */
+} mgpu_peer_link;
+mgpu_status mgpu_peer_link_get(int device, int peer, mgpu_peer_link *link);
+
+/* mgpu_copy_staged queued on streams: SRC to pinned STAGING on FROM (a
+ * stream of SRC_DEVICE), EVENT (of SRC_DEVICE) recorded after it, and
+ * STAGING to DST on TO (a stream of DST_DEVICE) once EVENT has happened.
+ * Returns at once; the host backend copies at once. */
+mgpu_status mgpu_copy_staged_async(void *dst, int dst_device, const void *src, int src_device,
+                                   size_t bytes, void *staging, mgpu_stream *from,
+                                   mgpu_stream *to, mgpu_event *event);
+
+/* ------------------------------ streams: graphs, the progress monitor (mgpu-streams) */
+
+/* Whether the work issued on STREAM so far has finished (*DONE 1) or not yet
+ * (0), without waiting.  A kernel that failed is reported as its error.  The
+ * host backend's streams are always done. */
+mgpu_status mgpu_stream_query(mgpu_stream *stream, int *done);
+
+/* CUDA graphs (lib/graph.c).  Between mgpu_graph_begin and mgpu_graph_end,
+ * what is issued on ORIGIN is recorded into a graph instead of run; so is
+ * what is issued on any stream, of any device, once it waits for an event
+ * recorded in the capture, and each such stream must be joined back (ORIGIN
+ * waits for an event recorded on it) before the end.  The capture is global:
+ * a call that would synchronise with it (cudaMemcpyPeer, a host wait) fails
+ * rather than quietly escaping the graph.  Launching the graph replays all
+ * of it, every device's kernels and copies, for the host cost of one call.
+ * After a failure between begin and end, call mgpu_graph_end all the same to
+ * close the capture (it then fails too and makes no graph).  The host
+ * backend has no graphs: MGPU_ERR_UNSUPPORTED. */
+typedef struct mgpu_graph mgpu_graph;
+mgpu_status mgpu_graph_begin(mgpu_stream *origin);
+mgpu_status mgpu_graph_end(mgpu_stream *origin, mgpu_graph **graph);
+/* Replay GRAPH on STREAM (a stream of the origin's device, made current). */
+mgpu_status mgpu_graph_launch(mgpu_graph *graph, mgpu_stream *stream);
+void mgpu_graph_destroy(mgpu_graph *graph);
+
+/* Book 11.2: a kernel that runs for long tells the host how far it has got
+ * (lib/monitor.c).  The worker is a persistent stencil kernel: one
+ * cooperative launch runs every step of one part, a grid-wide barrier
+ * between steps, and pushes its edge rows into its neighbours' halos through
+ * peer memory, meeting their kernels through arrival counters.  After each
+ * step it writes the count of finished steps to its device memory.  A
+ * monitor kernel of one thread, on a second stream, copies that count to
+ * mapped host memory whenever it changes; the host reads it there while both
+ * run.  Every kernel checks STOP in the shared mapped block, so that one
+ * failure (or the host) ends them all instead of leaving them waiting. */
+
+/* In mapped host memory (mgpu_host_alloc with MGPU_HOST_MAPPED), zeroed
+ * before a run; the kernels get its device address.  Both sides access it
+ * through volatile pointers. */
+typedef struct mgpu_signal {
+    int stop;                         /* nonzero: every kernel leaves soon */
+    int failed_part;                  /* the part that stopped the run, + 1 */
+    long long failed_step;
+    int progress[MGPU_MAX_DEVICES];   /* steps finished, as the monitors saw */
+} mgpu_signal;
+
+/* A part's counters in its own device memory, zeroed before a run. */
+typedef struct mgpu_counters {
+    int arrived[2]; /* steps whose top / bottom halo row has arrived */
+    int progress;   /* steps finished: the worker writes, the monitor reads */
+    int leave;      /* the grid's decision to stop early */
+} mgpu_counters;
+
+typedef struct mgpu_persistent_desc {
+    mgpu_kernel kernel;
+    long long nx, rows;      /* columns; interior rows of the part */
+    size_t pitch;            /* floats from one row to the next */
+    float *buf[2];           /* the part's buffers: the field before even and
+                                odd steps, halo rows 0 and rows+1 */
+    float *up[2], *down[2];  /* per buffer: the halo row above's part fills
+                                from this part's first row (the above part's
+                                bottom halo), and the below part's top halo;
+                                NULL where that side is a fixed boundary */
+    mgpu_counters *counters; /* this part's */
+    int *up_arrived;         /* the above part's arrived[1], the below */
+    int *down_arrived;       /* part's arrived[0]: this part advances them */
+    mgpu_signal *signal;     /* device address of the shared block */
+    int part;
+    long long steps;
+    int compute;             /* 0: exchange halos only */
+    long long fail_step;     /* stop the run at this step (MGPU_INJECT_FAULT);
+                                -1: never */
+} mgpu_persistent_desc;
+
+/* Launch the worker on STREAM, its device current.  It only ends once every
+ * neighbour's worker has been launched too, or STOP is set. */
+mgpu_status mgpu_persistent_launch(const mgpu_persistent_desc *desc, mgpu_stream *stream);
+/* Launch the monitor of PART on STREAM, its device current: it copies
+ * COUNTERS->progress (device address) to SIGNAL->progress[PART] until it
+ * reaches STEPS or STOP is set.  Launch it before the worker (as the book
+ * does): the worker leaves room on the device for it, and the monitor's
+ * launch loads the worker's code, which CUDA would otherwise load at the
+ * worker's launch, waiting for the spinning monitor. */
+mgpu_status mgpu_monitor_launch(mgpu_counters *counters, mgpu_signal *signal, int part,
+                                long long steps, mgpu_stream *stream);
+
+/* The stream pipeline's run in two halves (lib/pipeline.c), so that one host
+ * thread keeps several devices' pipelines going at once: start issues every
+ * chunk and returns, wait returns once they are done.  Start leaves the
+ * caller's current device as it was; after a failure it has waited itself. */
+mgpu_status mgpu_pipeline_start(mgpu_pipeline *pipeline, const float *host_in, float *host_out);
+mgpu_status mgpu_pipeline_wait(mgpu_pipeline *pipeline);
+/* Bytes of device memory a pipeline of DESC allocates, to be checked against
+ * a budget before creating it. */
+mgpu_status mgpu_pipeline_device_bytes(const mgpu_pipeline_desc *desc, size_t *bytes);
 
 #ifdef __cplusplus
 }

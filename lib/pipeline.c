@@ -61,23 +61,39 @@ static mgpu_status buffer_bytes(const mgpu_pipeline *p, long long rows, size_t *
     return mgpu_mul_size(cells, sizeof(float), bytes);
 }
 
-mgpu_status mgpu_pipeline_create(mgpu_pipeline **pipeline, const mgpu_pipeline_desc *desc)
+/* The layout of a pipeline of DESC (checked) in P: its streams and pitch, and
+ * the bytes of each stream's input and output buffers. */
+static mgpu_status plan(mgpu_pipeline *p, const mgpu_pipeline_desc *desc, size_t *in_bytes,
+                        size_t *out_bytes)
 {
-    *pipeline = NULL;
     MGPU_TRY(check_desc(desc));
-    mgpu_pipeline *p = calloc(1, sizeof *p);
-    if (!p)
-        return mgpu_fail(MGPU_ERR_NOMEM, "pipeline: out of host memory");
     p->desc = *desc;
     p->nstreams = desc->streams < desc->chunks ? desc->streams : desc->chunks;
     p->pitch = ((size_t) desc->nx + DEVICE_ROW_FLOATS - 1) / DEVICE_ROW_FLOATS *
                DEVICE_ROW_FLOATS;
-
     long long longest = (desc->rows + desc->chunks - 1) / desc->chunks;
+    MGPU_TRY(buffer_bytes(p, longest + 2LL * desc->halo, in_bytes));
+    return buffer_bytes(p, longest, out_bytes);
+}
+
+mgpu_status mgpu_pipeline_device_bytes(const mgpu_pipeline_desc *desc, size_t *bytes)
+{
+    mgpu_pipeline p;
     size_t in_bytes, out_bytes;
-    mgpu_status status = buffer_bytes(p, longest + 2LL * desc->halo, &in_bytes);
-    if (status == MGPU_OK)
-        status = buffer_bytes(p, longest, &out_bytes);
+    MGPU_TRY(plan(&p, desc, &in_bytes, &out_bytes));
+    if (in_bytes > SIZE_MAX - out_bytes)
+        return mgpu_fail(MGPU_ERR_USAGE, "pipeline: its buffers' size overflows");
+    return mgpu_mul_size((size_t) p.nstreams, in_bytes + out_bytes, bytes);
+}
+
+mgpu_status mgpu_pipeline_create(mgpu_pipeline **pipeline, const mgpu_pipeline_desc *desc)
+{
+    *pipeline = NULL;
+    mgpu_pipeline *p = calloc(1, sizeof *p);
+    if (!p)
+        return mgpu_fail(MGPU_ERR_NOMEM, "pipeline: out of host memory");
+    size_t in_bytes, out_bytes;
+    mgpu_status status = plan(p, desc, &in_bytes, &out_bytes);
     if (status == MGPU_OK) {
         p->streams = calloc((size_t) p->nstreams, sizeof *p->streams);
         p->d_in = calloc((size_t) p->nstreams, sizeof *p->d_in);
@@ -184,7 +200,7 @@ static mgpu_status leave(int previous, mgpu_status status)
     return status != MGPU_OK ? status : s;
 }
 
-mgpu_status mgpu_pipeline_run(mgpu_pipeline *p, const float *host_in, float *host_out)
+mgpu_status mgpu_pipeline_start(mgpu_pipeline *p, const float *host_in, float *host_out)
 {
     int previous;
     MGPU_TRY(enter(p, &previous));
@@ -202,7 +218,17 @@ mgpu_status mgpu_pipeline_run(mgpu_pipeline *p, const float *host_in, float *hos
         if (status == MGPU_OK)
             status = download(p, c, k, host_out);
     }
-    return leave(previous, drain(p, status));
+    if (status != MGPU_OK)
+        status = drain(p, status);
+    return leave(previous, status);
+}
+
+mgpu_status mgpu_pipeline_wait(mgpu_pipeline *p) { return drain(p, MGPU_OK); }
+
+mgpu_status mgpu_pipeline_run(mgpu_pipeline *p, const float *host_in, float *host_out)
+{
+    MGPU_TRY(mgpu_pipeline_start(p, host_in, host_out));
+    return mgpu_pipeline_wait(p);
 }
 
 /* Add the seconds since *T to *SUM after STREAM has finished, and restart *T. */

@@ -43,13 +43,6 @@ static mgpu_status leave(void)
     return context == CONTEXT_DRIVER ? mgpu_context_pop() : MGPU_OK;
 }
 
-#define TRY(expr)                                                                       \
-    do {                                                                                \
-        mgpu_status status_ = (expr);                                                   \
-        if (status_ != MGPU_OK)                                                         \
-            return status_;                                                             \
-    } while (0)
-
 static int device_of(const mgpu_stencil *st, int part)
 {
     return mgpu_stencil_slab(st, part)->device;
@@ -63,22 +56,22 @@ static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compu
 {
     for (long long step = 0; step < steps; step++) {
         for (int p = 0; p < n; p++) {
-            TRY(enter(device_of(st, p)));
-            TRY(mgpu_stencil_send(st, p, step));
-            TRY(leave());
+            MGPU_TRY(enter(device_of(st, p)));
+            MGPU_TRY(mgpu_stencil_send(st, p, step));
+            MGPU_TRY(leave());
         }
         for (int p = 0; p < n; p++) {
-            TRY(enter(device_of(st, p)));
-            TRY(mgpu_stencil_recv(st, p, step));
+            MGPU_TRY(enter(device_of(st, p)));
+            MGPU_TRY(mgpu_stencil_recv(st, p, step));
             if (compute)
-                TRY(mgpu_stencil_compute(st, p, step));
-            TRY(leave());
+                MGPU_TRY(mgpu_stencil_compute(st, p, step));
+            MGPU_TRY(leave());
         }
     }
     for (int p = 0; p < n; p++) {
-        TRY(enter(device_of(st, p)));
-        TRY(mgpu_stencil_synchronize(st, p));
-        TRY(leave());
+        MGPU_TRY(enter(device_of(st, p)));
+        MGPU_TRY(mgpu_stencil_synchronize(st, p));
+        MGPU_TRY(leave());
     }
     return MGPU_OK;
 }
@@ -88,16 +81,16 @@ static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run)
     int n = run->ndevices;
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         for (int p = 0; p < n; p++)
-            TRY(mgpu_stencil_reset(st, p));
+            MGPU_TRY(mgpu_stencil_reset(st, p));
         double start = mgpu_now();
-        TRY(run_steps(st, n, run->opt->steps, run->compute));
+        MGPU_TRY(run_steps(st, n, run->opt->steps, run->compute));
         if (r >= run->warmup)
             run->seconds[r - run->warmup] = mgpu_now() - start;
     }
     if (!run->field)
         return MGPU_OK;
     for (int p = 0; p < n; p++)
-        TRY(mgpu_stencil_gather(st, p, run->opt->steps, run->field));
+        MGPU_TRY(mgpu_stencil_gather(st, p, run->opt->steps, run->field));
     mgpu_field_fill_halo_rows(run->field, run->opt->kernel, run->opt->nx, run->opt->ny);
     return MGPU_OK;
 }

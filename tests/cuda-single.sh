@@ -6,15 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 prog="$top_builddir/single_thread/mgpu-single"
 
-probe=$("$prog" --backend=cuda --nx=3 --ny=3 --steps=1 --devices=1 --verify=none \
-        --repeat=1 --warmup=0 --format=json 2>&1)
-if [ $? -ne 0 ]; then
-    echo "SKIP: no usable GPU: $probe"
-    exit 77
-fi
-gpus=$(printf '%s\n' "$probe" | json_field backend_reason | sed 's/ .*//')
-[ "$gpus" -gt 4 ] 2>/dev/null && gpus=4
-echo "# $gpus GPU(s)"
+require_gpus "$prog"
 
 common="--backend=cuda --repeat=1 --warmup=0"
 devices=1

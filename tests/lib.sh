@@ -49,3 +49,18 @@ check_run() {
     fi
     rm -f "${TMPDIR:-/tmp}/mgpu-test-err.$$"
 }
+
+# require_gpus PROGRAM: exit 77 (skip) with the reason unless PROGRAM can run
+# on the CUDA backend; else set $gpus to the number of GPUs, at most 4 (the
+# tests' largest device count).
+require_gpus() {
+    probe=$("$1" --backend=cuda --nx=3 --ny=3 --steps=1 --devices=1 --verify=none \
+            --repeat=1 --warmup=0 --format=json 2>&1)
+    if [ $? -ne 0 ]; then
+        echo "SKIP: no usable GPU: $probe"
+        exit 77
+    fi
+    gpus=$(printf '%s\n' "$probe" | json_field backend_reason | sed 's/ .*//')
+    [ "$gpus" -gt 4 ] 2>/dev/null && gpus=4
+    echo "# $gpus GPU(s)"
+}

@@ -1,0 +1,87 @@
+/* bench.c - what mgpu-p2p and mgpu-compare share: strict values on the
+ * command line (no empty text, no trailing junk, no silent overflow, as in
+ * lib/options.c) and their --help lines, and CSV cells and JSON strings
+ * written as lib/record.c writes them. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+int bench_usage(const char *program, const char *fmt, ...)
+{
+    va_list ap;
+    flockfile(stderr);
+    fprintf(stderr, "%s: ", program);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    funlockfile(stderr);
+    return 2;
+}
+
+int bench_parse_integer(const char *program, const char *option, const char *text, long long min,
+                        long long max, long long *value)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (!*text || isspace((unsigned char) *text) || *end || errno || v < min || v > max)
+        return bench_usage(program, "--%s: '%s' is not an integer from %lld to %lld", option, text,
+                           min, max);
+    *value = v;
+    return -1;
+}
+
+int bench_parse_choice(const char *program, const char *option, const char *text,
+                       const char *const *names, int *index)
+{
+    char accepted[256] = "";
+    for (int i = 0; names[i]; i++) {
+        if (strcmp(text, names[i]) == 0) {
+            *index = i;
+            return -1;
+        }
+        size_t used = strlen(accepted);
+        snprintf(accepted + used, sizeof accepted - used, "%s%s", i ? ", " : "", names[i]);
+    }
+    return bench_usage(program, "--%s: unknown '%s' (accepted: %s)", option, text, accepted);
+}
+
+void bench_help_line(const char *option, const char *text) { printf("  %-22s %s\n", option, text); }
+
+void bench_csv_text(const char *text, FILE *out)
+{
+    if (!strpbrk(text, ",\"\r\n")) {
+        fputs(text, out);
+        return;
+    }
+    fputc('"', out);
+    for (const char *c = text; *c; c++) {
+        if (*c == '"')
+            fputc('"', out);
+        fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
+void bench_json_string(const char *text, FILE *out)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *) text; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(out, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(out, "\\u%04x", *c);
+        else
+            fputc(*c, out);
+    }
+    fputc('"', out);
+}

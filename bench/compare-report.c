@@ -1,0 +1,264 @@
+/* compare-report.c - what mgpu-compare makes of the runs: speedup and
+ * parallel efficiency against each program's own 1-device run in the same
+ * comparison, the side-by-side table, and results.csv and results.json
+ * with one row per run (the same fields in both, numbers as numbers). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "compare.h"
+
+/* ---------------------------------------------------------------- rows */
+
+cmp_row *cmp_rows_add(cmp_rows *rows)
+{
+    if (rows->count == rows->capacity) {
+        int capacity = rows->capacity ? 2 * rows->capacity : 32;
+        cmp_row *grown = realloc(rows->row, (size_t) capacity * sizeof *grown);
+        if (!grown)
+            return NULL;
+        rows->row = grown;
+        rows->capacity = capacity;
+    }
+    cmp_row *r = &rows->row[rows->count++];
+    memset(r, 0, sizeof *r);
+    r->time_s = r->time_min_s = r->time_max_s = r->us_per_step = NAN;
+    r->gcells_per_s = r->gbytes_per_s = r->exchange_s = r->exchange_share = NAN;
+    r->copy_gbps = r->roofline = r->baseline_s = r->speedup = r->efficiency = NAN;
+    r->max_error = NAN;
+    r->verified = -1;
+    return r;
+}
+
+void cmp_rows_free(cmp_rows *rows)
+{
+    free(rows->row);
+    rows->row = NULL;
+    rows->count = rows->capacity = 0;
+}
+
+const char *cmp_status_name(cmp_status status)
+{
+    return status == RUN_OK ? "ok" : status == RUN_SKIPPED ? "skipped" : "failed";
+}
+
+void cmp_derive(cmp_rows *rows)
+{
+    for (int i = 0; i < rows->count; i++) {
+        cmp_row *r = &rows->row[i];
+        r->baseline_s = r->speedup = r->efficiency = NAN;
+        if (r->status != RUN_OK)
+            continue;
+        for (int j = 0; j < rows->count; j++) {
+            const cmp_row *base = &rows->row[j];
+            if (base->status == RUN_OK && base->devices == 1 &&
+                strcmp(base->program, r->program) == 0) {
+                r->baseline_s = base->time_s;
+                r->speedup = base->time_s / r->time_s;
+                r->efficiency = r->speedup / r->devices;
+                break;
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- table */
+
+static const cmp_row *first_measured(const cmp_rows *rows)
+{
+    for (int i = 0; i < rows->count; i++) {
+        if (rows->row[i].status == RUN_OK)
+            return &rows->row[i];
+    }
+    return rows->count ? &rows->row[0] : NULL;
+}
+
+/* A number into a column, or "n/a". */
+static void cell(FILE *out, int width, int decimals, double value, const char *suffix)
+{
+    char text[32];
+    if (isfinite(value))
+        snprintf(text, sizeof text, "%.*f%s", decimals, value, suffix);
+    else
+        snprintf(text, sizeof text, "n/a");
+    fprintf(out, " %*s", width, text);
+}
+
+void cmp_print_table(const cmp_rows *rows, FILE *out)
+{
+    const cmp_row *m = first_measured(rows);
+    if (!m) {
+        fprintf(out, "# %s: no runs\n", COMPARE_NAME);
+        return;
+    }
+    fprintf(out, "# %s: %s backend, %s %lld x %lld, %lld steps, median of %d runs\n", COMPARE_NAME,
+            m->backend, m->kernel, m->nx, m->ny, m->steps, m->repeats);
+    fprintf(out, "# us/step: time / steps; spread: (max - min) / median of the runs; "
+                 "Gcells/s: interior cells x steps / time\n"
+                 "# speedup: the program's own 1-device time in this comparison / time; "
+                 "efficiency: speedup / devices\n"
+                 "# exchange: time of the same steps with the exchanges alone, as a share "
+                 "of the time\n");
+    fprintf(out, "%-14s %7s %-10s %10s %7s %9s %8s %10s %8s  %s\n", "program", "devices",
+            "exchange", "us/step", "spread", "Gcells/s", "speedup", "efficiency", "exchange",
+            "verified");
+    for (int i = 0; i < rows->count; i++) {
+        const cmp_row *r = &rows->row[i];
+        fprintf(out, "%-14s %7d %-10s", r->program, r->devices, r->exchange);
+        if (r->status != RUN_OK) {
+            fprintf(out, " %s: %s\n", r->status == RUN_SKIPPED ? "skipped" : "FAILED", r->reason);
+            continue;
+        }
+        double spread = (r->time_max_s - r->time_min_s) / r->time_s;
+        cell(out, 10, 1, r->us_per_step, "");
+        cell(out, 7, 1, 100 * spread, "%");
+        cell(out, 9, 2, r->gcells_per_s, "");
+        cell(out, 8, 2, r->speedup, "");
+        cell(out, 10, 1, 100 * r->efficiency, "%");
+        cell(out, 8, 1, 100 * r->exchange_share, "%");
+        fprintf(out, "  %s (%s)\n",
+                r->verified > 0    ? "passed"
+                : r->verified == 0 ? "FAILED"
+                                   : "no check",
+                r->verify);
+    }
+}
+
+/* ------------------------------------------------- the row as a field list */
+
+typedef enum field_kind { F_TEXT, F_INTEGER, F_NUMBER, F_VERDICT } field_kind;
+
+typedef struct field {
+    const char *key;
+    field_kind kind;
+    const char *text;
+    double number;
+} field;
+
+#define ROW_FIELDS 28
+
+static int row_fields(const cmp_row *r, field *f)
+{
+    int n = 0;
+#define TEXT(k, v) f[n++] = (field){k, F_TEXT, v, 0}
+#define INTEGER(k, v) \
+    f[n++] = (field) { k, F_INTEGER, NULL, (double) (v) }
+#define NUMBER(k, v) \
+    f[n++] = (field) { k, F_NUMBER, NULL, v }
+    TEXT("program", r->program);
+    TEXT("strategy", r->strategy);
+    TEXT("exchange", r->exchange);
+    INTEGER("devices", r->devices);
+    TEXT("backend", r->backend);
+    TEXT("kernel", r->kernel);
+    INTEGER("nx", r->nx);
+    INTEGER("ny", r->ny);
+    INTEGER("steps", r->steps);
+    INTEGER("repeats", r->repeats);
+    TEXT("status", cmp_status_name(r->status));
+    NUMBER("time_s", r->time_s);
+    NUMBER("time_min_s", r->time_min_s);
+    NUMBER("time_max_s", r->time_max_s);
+    NUMBER("us_per_step", r->us_per_step);
+    NUMBER("gcells_per_s", r->gcells_per_s);
+    NUMBER("gbytes_per_s", r->gbytes_per_s);
+    NUMBER("exchange_s", r->exchange_s);
+    NUMBER("exchange_share", r->exchange_share);
+    NUMBER("copy_gbps", r->copy_gbps);
+    NUMBER("roofline", r->roofline);
+    NUMBER("baseline_s", r->baseline_s);
+    NUMBER("speedup", r->speedup);
+    NUMBER("efficiency", r->efficiency);
+    TEXT("verify", r->verify);
+    f[n++] = (field){"verified", F_VERDICT, NULL, (double) r->verified};
+    NUMBER("max_error", r->max_error);
+    TEXT("reason", r->reason);
+#undef TEXT
+#undef INTEGER
+#undef NUMBER
+    return n;
+}
+
+/* ------------------------------------------------------ CSV and JSON */
+
+/* Not measured: an empty CSV cell, null in JSON. */
+static void print_value(const field *f, int json, FILE *out)
+{
+    switch (f->kind) {
+    case F_TEXT:
+        if (json)
+            bench_json_string(f->text, out);
+        else
+            bench_csv_text(f->text, out);
+        break;
+    case F_INTEGER:
+        fprintf(out, "%.0f", f->number);
+        break;
+    case F_NUMBER:
+        if (isfinite(f->number))
+            fprintf(out, "%.10g", f->number);
+        else if (json)
+            fputs("null", out);
+        break;
+    case F_VERDICT:
+        if (json)
+            fputs(f->number > 0 ? "true" : f->number == 0 ? "false" : "null", out);
+        else
+            fputs(f->number > 0 ? "passed" : f->number == 0 ? "failed" : "", out);
+        break;
+    }
+}
+
+/* results.csv: a header, then a line per run.  results.json: an array of
+ * flat objects, one per run, one per line. */
+static int write_rows(const cmp_rows *rows, const char *path, int json)
+{
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", COMPARE_NAME, path, strerror(errno));
+        return -1;
+    }
+    field f[ROW_FIELDS];
+    int n = 0;
+    if (json) {
+        fputs("[\n", out);
+    } else {
+        cmp_row empty;
+        memset(&empty, 0, sizeof empty);
+        n = row_fields(&empty, f);
+        for (int i = 0; i < n; i++)
+            fprintf(out, "%s%s", i ? "," : "", f[i].key);
+        fputc('\n', out);
+    }
+    for (int r = 0; r < rows->count; r++) {
+        n = row_fields(&rows->row[r], f);
+        fputs(json ? "  {" : "", out);
+        for (int i = 0; i < n; i++) {
+            if (i)
+                fputs(json ? ", " : ",", out);
+            if (json) {
+                bench_json_string(f[i].key, out);
+                fputs(": ", out);
+            }
+            print_value(&f[i], json, out);
+        }
+        fputs(!json ? "\n" : r + 1 < rows->count ? "},\n" : "}\n", out);
+    }
+    if (json)
+        fputs("]\n", out);
+    if (ferror(out) | (fclose(out) != 0)) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", COMPARE_NAME, path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int cmp_write_csv(const cmp_rows *rows, const char *path) { return write_rows(rows, path, 0); }
+
+int cmp_write_json(const cmp_rows *rows, const char *path) { return write_rows(rows, path, 1); }

@@ -1,0 +1,426 @@
+/* p2p.c - mgpu-p2p: what the copies of this machine really do, in one run.
+ *
+ * The peer-access matrix and the link between each pair; device-to-device
+ * bandwidth for every pair with peer access on (copy engine, or a kernel
+ * writing through a peer pointer) and off (staged through pinned host
+ * memory), one direction and both; the halo exchange of book table 11.1,
+ * cudaMemcpyPeer against cudaMemcpyPeerAsync; small-copy latency;
+ * host-device bandwidth, pinned and pageable, per device and all at once;
+ * each device's own copy bandwidth; and bandwidth by copy size.  Every copy
+ * is verified; every figure states what it counts.  This file holds the
+ * command line and the buffers; p2p-copies.c the measurements.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "p2p.h"
+
+static const mgpu_program program = {.name = P2P_NAME};
+
+/* ------------------------------------------------------- the command line */
+
+#define MAX_BYTES ((size_t) 1 << 40)
+
+static const char *const backend_names[] = {"auto", "cuda", "host", NULL};
+static const char *const format_names[] = {"table", "csv", "json", NULL};
+
+/* Usage errors name the program, as every mgpu program's do. */
+#define usage_error(...) bench_usage(P2P_NAME, __VA_ARGS__)
+
+static int parse_int(const char *option, const char *text, long long min, long long max,
+                     long long *value)
+{
+    return bench_parse_integer(P2P_NAME, option, text, min, max, value);
+}
+
+/* A byte count: digits and an optional binary suffix, K, M, G or T (KiB..). */
+static int parse_size(const char *option, const char *text, size_t min, size_t *bytes)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = isdigit((unsigned char) *text) ? strtoull(text, &end, 10) : 0;
+    int bad = !isdigit((unsigned char) *text) || errno;
+    int shift = 0;
+    if (!bad && *end) {
+        const char *suffixes = "KMGT";
+        const char *s = strchr(suffixes, toupper((unsigned char) *end));
+        shift = s ? 10 * (int) (s - suffixes + 1) : -1;
+        end++;
+        if (*end == 'i' && end[1] == 'B')
+            end += 2;
+        else if (*end == 'B')
+            end++;
+        bad = shift < 0 || *end;
+    }
+    if (!bad && (v > (MAX_BYTES >> shift) || (v << shift) < min))
+        bad = 1;
+    if (bad)
+        return usage_error("--%s: '%s' is not a size from %zu to 1T bytes (accepted: a "
+                           "number of bytes with an optional K, M, G or T suffix, powers "
+                           "of 1024)",
+                           option, text, min);
+    *bytes = (size_t) (v << shift);
+    return -1;
+}
+
+/* --sizes=MIN:MAX, or none. */
+static int parse_sweep(const char *text, p2p_options *opt)
+{
+    if (strcmp(text, "none") == 0) {
+        opt->sweep_min = opt->sweep_max = 0;
+        return -1;
+    }
+    const char *colon = strchr(text, ':');
+    char min_text[64];
+    if (!colon || (size_t) (colon - text) >= sizeof min_text)
+        return usage_error("--sizes: '%s' is not MIN:MAX (accepted: two sizes such as "
+                           "4K:1G, or none)",
+                           text);
+    memcpy(min_text, text, (size_t) (colon - text));
+    min_text[colon - text] = '\0';
+    int code = parse_size("sizes", min_text, 1, &opt->sweep_min);
+    if (code < 0)
+        code = parse_size("sizes", colon + 1, 1, &opt->sweep_max);
+    if (code < 0 && opt->sweep_max < opt->sweep_min)
+        return usage_error("--sizes: '%s': the largest size is smaller than the smallest", text);
+    return code;
+}
+
+static void print_help(void)
+{
+    printf("Usage: %s [OPTION]...\n"
+           "What this machine's copies really do: peer access and links, device-to-device\n"
+           "bandwidth (peer on and off), the halo exchange of book table 11.1, latency,\n"
+           "host-device bandwidth, each device's own copy bandwidth, and a size sweep.\n\n",
+           P2P_NAME);
+    bench_help_line("--backend=NAME", "auto|cuda|host (default auto: cuda if a GPU is usable)");
+    bench_help_line("--devices=N", "devices to measure, 1 to 64 (default: all; host backend: 2)");
+    bench_help_line("--bytes=SIZE", "size of each bandwidth copy (default 256M; host backend 8M)");
+    bench_help_line("--sizes=MIN:MAX", "size sweep, doubling from MIN to MAX, or none "
+                                       "(default 4K:--bytes)");
+    bench_help_line("--halo=SIZE", "bytes of one halo, a multiple of 4 (default 64K: one row of "
+                                   "a 16384-wide float grid)");
+    bench_help_line("--rounds=N", "halo exchanges per sample, 1 to 100000 (default 100)");
+    bench_help_line("--latency-bytes=SIZE", "size of each latency copy (default 4)");
+    bench_help_line("--latency-copies=N", "copies per latency sample, 1 to 100000 (default 100)");
+    bench_help_line("--repeat=N", "timed samples per figure, median reported, 1 to 1000 "
+                                  "(default 7)");
+    bench_help_line("--warmup=N", "untimed samples first, 0 to 1000 (default 2)");
+    bench_help_line("--spin-us=N", "first length of the spin kernel the timed copies queue "
+                                   "behind, 1 to 100000 (default 200; doubled when the host "
+                                   "needs longer to queue)");
+    bench_help_line("--format=NAME", "table|csv|json (default table)");
+    bench_help_line("-h, --help", "print this help and exit");
+    bench_help_line("-V, --version", "print the version and exit");
+    printf("\nSizes take a K, M, G or T suffix (powers of 1024).  Bandwidths are in GB/s\n"
+           "(10^9 bytes per second); each figure states what its bytes count.\n"
+           "Every copy is checked against the pattern of its source; a wrong byte stops\n"
+           "the run with exit status 1.\n\nEnvironment:\n");
+    bench_help_line("MGPU_P2P_CORRUPT=N", "flip a byte before the Nth check (a test of the "
+                                          "verification)");
+    printf("\nExit status: 0 success, 1 run-time failure or a wrong copy, 2 usage error.\n");
+}
+
+enum {
+    OPT_BACKEND = 256,
+    OPT_DEVICES,
+    OPT_BYTES,
+    OPT_SIZES,
+    OPT_HALO,
+    OPT_ROUNDS,
+    OPT_LATENCY_BYTES,
+    OPT_LATENCY_COPIES,
+    OPT_REPEAT,
+    OPT_WARMUP,
+    OPT_SPIN,
+    OPT_FORMAT
+};
+
+static const struct option long_options[] = {
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"devices", required_argument, NULL, OPT_DEVICES},
+    {"bytes", required_argument, NULL, OPT_BYTES},
+    {"sizes", required_argument, NULL, OPT_SIZES},
+    {"halo", required_argument, NULL, OPT_HALO},
+    {"rounds", required_argument, NULL, OPT_ROUNDS},
+    {"latency-bytes", required_argument, NULL, OPT_LATENCY_BYTES},
+    {"latency-copies", required_argument, NULL, OPT_LATENCY_COPIES},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"spin-us", required_argument, NULL, OPT_SPIN},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+static int apply_option(p2p_options *opt, int id, const char *text, int *sweep_given)
+{
+    long long v = 0;
+    int index = 0, code = -1;
+    switch (id) {
+    case OPT_BACKEND:
+        code = bench_parse_choice(P2P_NAME, "backend", text, backend_names, &index);
+        opt->backend = (mgpu_backend) index;
+        return code;
+    case OPT_FORMAT:
+        code = bench_parse_choice(P2P_NAME, "format", text, format_names, &index);
+        opt->format = (mgpu_format) index;
+        return code;
+    case OPT_DEVICES:
+        code = parse_int("devices", text, 1, MGPU_MAX_DEVICES, &v);
+        opt->devices = (int) v;
+        return code;
+    case OPT_BYTES:
+        return parse_size("bytes", text, 1, &opt->bytes);
+    case OPT_SIZES:
+        *sweep_given = 1;
+        return parse_sweep(text, opt);
+    case OPT_HALO:
+        code = parse_size("halo", text, 4, &opt->halo);
+        if (code < 0 && opt->halo % 4 != 0)
+            return usage_error("--halo: '%s' is not a multiple of 4 bytes (a halo is a row "
+                               "of floats)",
+                               text);
+        return code;
+    case OPT_ROUNDS:
+        code = parse_int("rounds", text, 1, 100000, &v);
+        opt->rounds = (int) v;
+        return code;
+    case OPT_LATENCY_BYTES:
+        return parse_size("latency-bytes", text, 1, &opt->latency_bytes);
+    case OPT_LATENCY_COPIES:
+        code = parse_int("latency-copies", text, 1, 100000, &v);
+        opt->latency_copies = (int) v;
+        return code;
+    case OPT_REPEAT:
+        code = parse_int("repeat", text, 1, P2P_MAX_REPEAT, &v);
+        opt->repeat = (int) v;
+        return code;
+    case OPT_WARMUP:
+        code = parse_int("warmup", text, 0, 1000, &v);
+        opt->warmup = (int) v;
+        return code;
+    case OPT_SPIN:
+        code = parse_int("spin-us", text, 1, 100000, &v);
+        opt->spin_us = (double) v;
+        return code;
+    }
+    return usage_error("unknown option (see --help)");
+}
+
+/* -1 to go on, or the exit code. */
+static int parse_options(p2p_options *opt, int argc, char **argv, int *bytes_given,
+                         int *sweep_given)
+{
+    *opt = (p2p_options){.halo = 64 << 10,
+                         .rounds = 100,
+                         .latency_bytes = 4,
+                         .latency_copies = 100,
+                         .repeat = 7,
+                         .warmup = 2,
+                         .spin_us = 200};
+    optind = 0;
+    opterr = 0;
+    int id;
+    while ((id = getopt_long(argc, argv, "+:hV", long_options, NULL)) != -1) {
+        int code;
+        if (id == 'h') {
+            print_help();
+            return 0;
+        } else if (id == 'V') {
+            printf("%s (mgpu) %s\n", P2P_NAME, MGPU_VERSION);
+            return 0;
+        } else if (id == '?') {
+            return usage_error("unknown option '%s' (see --help)", argv[optind - 1]);
+        } else if (id == ':') {
+            return usage_error("%s: needs a value (see --help)", argv[optind - 1]);
+        }
+        if (id == OPT_BYTES)
+            *bytes_given = 1;
+        code = apply_option(opt, id, optarg, sweep_given);
+        if (code >= 0)
+            return code;
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s' (options only, see --help)", argv[optind]);
+    return -1;
+}
+
+/* ------------------------------------------------------------- the buffers */
+
+static mgpu_status setup_device(p2p_ctx *ctx, int d)
+{
+    p2p_device *dv = &ctx->dev[d];
+    size_t n = ctx->buffer_bytes;
+    MGPU_TRY(mgpu_device_info_get(d, &dv->info));
+    MGPU_TRY(mgpu_device_set(d));
+    for (int l = 0; l < LANE_DEFAULT; l++)
+        MGPU_TRY(mgpu_stream_create(d, 0, &dv->stream[l]));
+    MGPU_TRY(mgpu_event_create(d, MGPU_EVENT_TIMING, &dv->start));
+    MGPU_TRY(mgpu_event_create(d, MGPU_EVENT_TIMING, &dv->stop));
+    for (int l = 0; l < LANES; l++)
+        MGPU_TRY(mgpu_event_create(d, 0, &dv->done[l]));
+    MGPU_TRY(mgpu_event_create(d, 0, &dv->staged));
+    MGPU_TRY(mgpu_event_create(d, 0, &dv->back));
+    MGPU_TRY(mgpu_event_create(d, 0, &dv->sent));
+    MGPU_TRY(mgpu_malloc(d, n, &dv->src));
+    MGPU_TRY(mgpu_malloc(d, n, &dv->dst));
+    MGPU_TRY(mgpu_host_alloc(n, MGPU_HOST_PINNED, &dv->host_src));
+    MGPU_TRY(mgpu_host_alloc(n, MGPU_HOST_PINNED, &dv->stage));
+    dv->page_src = malloc(n);
+    dv->page_dst = malloc(n);
+    if (!dv->page_src || !dv->page_dst)
+        return mgpu_error_set(MGPU_ERR_NOMEM,
+                              "two pageable host buffers of %zu bytes for device "
+                              "%d",
+                              n, d);
+    /* The sources hold their patterns for the whole run; the pageable
+     * destination is touched now, so that no copy pays its first-touch
+     * page faults. */
+    MGPU_TRY(mgpu_pattern_fill(d, dv->src, n, device_seed(d), 0, NULL));
+    MGPU_TRY(mgpu_device_synchronize(d));
+    MGPU_TRY(mgpu_pattern_fill(MGPU_HOST_MEMORY, dv->host_src, n, host_seed(d), 0, NULL));
+    MGPU_TRY(mgpu_pattern_fill(MGPU_HOST_MEMORY, dv->page_src, n, page_seed(d), 0, NULL));
+    memset(dv->page_dst, 0, n);
+    return MGPU_OK;
+}
+
+static void teardown(p2p_ctx *ctx)
+{
+    for (int d = 0; d < ctx->n; d++) {
+        p2p_device *dv = &ctx->dev[d];
+        mgpu_free(d, dv->src);
+        mgpu_free(d, dv->dst);
+        mgpu_host_free(dv->host_src);
+        mgpu_host_free(dv->stage);
+        free(dv->page_src);
+        free(dv->page_dst);
+        mgpu_event_destroy(dv->start);
+        mgpu_event_destroy(dv->stop);
+        for (int l = 0; l < LANES; l++)
+            mgpu_event_destroy(dv->done[l]);
+        mgpu_event_destroy(dv->staged);
+        mgpu_event_destroy(dv->back);
+        mgpu_event_destroy(dv->sent);
+        for (int l = 0; l < LANE_DEFAULT; l++)
+            mgpu_stream_destroy(dv->stream[l]);
+    }
+    p2p_results_destroy(ctx->results);
+}
+
+static size_t largest(size_t a, size_t b) { return a > b ? a : b; }
+
+static mgpu_status setup(p2p_ctx *ctx)
+{
+    const p2p_options *opt = ctx->opt;
+    ctx->buffer_bytes =
+        largest(largest(opt->bytes, opt->sweep_max),
+                largest(2 * opt->halo, opt->latency_bytes * (size_t) opt->latency_copies));
+    for (int d = 0; d < ctx->n; d++)
+        MGPU_TRY(setup_device(ctx, d));
+    for (int a = 0; a < ctx->n; a++) {
+        for (int b = 0; b < ctx->n; b++) {
+            int can = 0;
+            MGPU_TRY(mgpu_peer_can_access(a, b, &can));
+            if (a != b && can)
+                MGPU_TRY(mgpu_peer_enable(a, b));
+        }
+    }
+    return MGPU_OK;
+}
+
+/* --------------------------------------------------------------------- main */
+
+/* MGPU_P2P_CORRUPT=N: a positive integer, or unset. */
+static int read_corrupt(long *at)
+{
+    const char *text = getenv("MGPU_P2P_CORRUPT");
+    *at = 0;
+    if (!text || !*text)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (*end || errno || v < 1)
+        return usage_error("MGPU_P2P_CORRUPT: '%s' is not a positive integer (the check "
+                           "before which a byte is flipped)",
+                           text);
+    *at = v;
+    return -1;
+}
+
+static mgpu_status measure(p2p_ctx *ctx)
+{
+    static const struct {
+        const char *name;
+        mgpu_status (*fn)(p2p_ctx *);
+    } steps[] = {
+        {"links", p2p_measure_links},        {"device pairs", p2p_measure_pairs},
+        {"halo exchange", p2p_measure_halo}, {"latency", p2p_measure_latency},
+        {"host copies", p2p_measure_host},   {"local copies", p2p_measure_local},
+        {"size sweep", p2p_measure_sweep},
+    };
+    int progress = isatty(STDERR_FILENO);
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        if (progress)
+            fprintf(stderr, "%s: measuring %s...\n", P2P_NAME, steps[i].name);
+        MGPU_TRY(steps[i].fn(ctx));
+    }
+    return MGPU_OK;
+}
+
+int main(int argc, char **argv)
+{
+    p2p_options opt;
+    int bytes_given = 0, sweep_given = 0;
+    int code = parse_options(&opt, argc, argv, &bytes_given, &sweep_given);
+    if (code >= 0)
+        return code;
+    static p2p_ctx ctx; /* large: kept off the stack */
+    if ((code = read_corrupt(&ctx.corrupt_at)) >= 0)
+        return code;
+    mgpu_status status = mgpu_init(opt.backend, opt.devices ? opt.devices : 2);
+    if (status != MGPU_OK) {
+        mgpu_error(&program, "%s", mgpu_last_error());
+        return mgpu_exit_code(status);
+    }
+    int available = 0;
+    mgpu_device_count(&available);
+    ctx.cuda = mgpu_backend_active() == MGPU_BACKEND_CUDA;
+    ctx.n = opt.devices ? opt.devices : available;
+    if (ctx.n > available)
+        return usage_error("--devices: %d asked, but %d %s device%s exist (accepted: 1 to %d)",
+                           ctx.n, available, mgpu_backend_name(mgpu_backend_active()),
+                           available == 1 ? "" : "s", available);
+    /* The host backend's memcpy needs no 256 MiB to be measured. */
+    if (!bytes_given)
+        opt.bytes = ctx.cuda ? (size_t) 256 << 20 : (size_t) 8 << 20;
+    if (!sweep_given) {
+        opt.sweep_min = 4096;
+        opt.sweep_max = largest(opt.bytes, opt.sweep_min);
+    }
+    ctx.opt = &opt;
+    ctx.results = p2p_results_create();
+    if (!ctx.results)
+        status = mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory for the results");
+    if (status == MGPU_OK)
+        status = setup(&ctx);
+    if (status == MGPU_OK)
+        status = measure(&ctx);
+    if (status == MGPU_OK)
+        p2p_print(&ctx, opt.format, stdout);
+    else
+        mgpu_error(&program, "%s", *mgpu_last_error() ? mgpu_last_error() : mgpu_strerror(status));
+    teardown(&ctx);
+    return mgpu_exit_code(status);
+}

@@ -1,0 +1,182 @@
+/* p2p.h - what the files of mgpu-p2p share: its options, each device's
+ * buffers, streams and events, one timed measurement (a "job"), and the
+ * labelled matrices ("figures") that the results are printed as. */
+#ifndef MGPU_BENCH_P2P_H
+#define MGPU_BENCH_P2P_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mgpu.h"
+
+#define P2P_NAME "mgpu-p2p"
+
+/* Return from the calling function when EXPR fails. */
+#define P2P_MAX_REPEAT 1000 /* --repeat */
+
+typedef struct p2p_options {
+    mgpu_backend backend;
+    int devices;                 /* 0: every device (host backend: 2) */
+    size_t bytes;                /* each copy of the bandwidth matrices */
+    size_t sweep_min, sweep_max; /* the size sweep; 0: none */
+    size_t halo;                 /* one halo of the halo exchange */
+    int rounds;                  /* halo exchanges per sample */
+    size_t latency_bytes;
+    int latency_copies; /* copies per latency sample */
+    int repeat, warmup;
+    double spin_us; /* first length of the spin, grown as needed */
+    mgpu_format format;
+} p2p_options;
+
+/* The streams a device's copies go on.  The third lane is the device's
+ * default (legacy) stream, where cudaMemcpyPeer runs. */
+enum { LANE_SEND, LANE_RECV, LANE_DEFAULT, LANES };
+
+typedef struct p2p_device {
+    mgpu_device_info info;
+    mgpu_stream *stream[LANE_DEFAULT]; /* the default stream is NULL */
+    mgpu_event *start, *stop;          /* timing events */
+    mgpu_event *done[LANES];           /* this lane's share of a sample is done */
+    mgpu_event *staged;                /* first half of a staged copy done */
+    mgpu_event *back;                  /* a staged latency copy arrived */
+    mgpu_event *sent;                  /* halo exchange: this device's halos are out */
+    void *src, *dst;                   /* device memory; src holds device_seed() */
+    void *host_src, *stage;            /* pinned; host_src holds host_seed() */
+    void *page_src, *page_dst;         /* pageable; page_src holds page_seed() */
+} p2p_device;
+
+/* The pattern each source buffer holds, so that every destination can be
+ * checked against the source it came from. */
+static inline uint32_t device_seed(int d) { return 0x5EED0000u + (uint32_t) d; }
+static inline uint32_t host_seed(int d) { return 0x40570000u + (uint32_t) d; }
+static inline uint32_t page_seed(int d) { return 0x9A9E0000u + (uint32_t) d; }
+
+typedef struct p2p_results p2p_results;
+
+typedef struct p2p_ctx {
+    const p2p_options *opt;
+    int n;               /* devices measured */
+    int cuda;            /* the cuda backend is active */
+    size_t buffer_bytes; /* size of every buffer above */
+    double spin_us;      /* the spin of the job now timed */
+    long gapped;         /* samples the host could not queue within the longest spin */
+    long checks;         /* destinations verified so far */
+    long corrupt_at;     /* MGPU_P2P_CORRUPT: flip a byte of that check; 0 never */
+    p2p_device dev[MGPU_MAX_DEVICES];
+    p2p_results *results;
+} p2p_ctx;
+
+/* ---------------------------------------------------------------- a job */
+
+/* A stream that takes part in a sample: device and lane. */
+typedef struct p2p_lane {
+    int device, lane;
+} p2p_lane;
+
+/* Memory the copies write: poisoned before each sample, checked after it
+ * against bytes OFFSET.. of the pattern of SEED. */
+typedef struct p2p_region {
+    int device; /* or MGPU_HOST_MEMORY */
+    void *ptr;
+    size_t bytes;
+    uint32_t seed;
+    uint64_t offset;
+} p2p_region;
+
+#define P2P_MAX_LANES (LANES * MGPU_MAX_DEVICES)
+#define P2P_MAX_REGIONS (2 * MGPU_MAX_DEVICES)
+
+/* One measurement: queue copies on some lanes, time them, verify. */
+typedef struct p2p_job {
+    char what[96]; /* names the copies in messages */
+    int nlanes;
+    p2p_lane lane[P2P_MAX_LANES]; /* lane[0] is timed; the others join it */
+    int nregions;
+    p2p_region region[P2P_MAX_REGIONS];
+    /* The copies block the host (pageable memory): synchronise, and time
+     * with the host clock, instead of events behind a spin. */
+    int host_clock;
+    mgpu_status (*issue)(p2p_ctx *ctx, const struct p2p_job *job);
+    /* What ISSUE queues: */
+    int path;     /* which kind of copy (p2p-copies.c) */
+    int a, b;     /* from device A to device B; A -1: every device */
+    int both;     /* also from B to A, at the same time */
+    int chained;  /* each copy waits for the previous one to arrive */
+    size_t bytes; /* bytes of one copy */
+    int count;    /* copies per sample, each to its own offset */
+} p2p_job;
+
+void p2p_job_lane(p2p_job *job, int device, int lane);
+void p2p_job_region(p2p_job *job, int device, void *ptr, size_t bytes, uint32_t seed,
+                    uint64_t offset);
+
+/* The stream of a lane (NULL for the default stream). */
+mgpu_stream *p2p_stream(p2p_ctx *ctx, p2p_lane lane);
+
+/* Run JOB WARMUP times untimed, then REPEAT times into SECONDS, verifying
+ * every sample.  MGPU_ERR_VERIFY, with a message, when a copy is wrong. */
+mgpu_status p2p_time(p2p_ctx *ctx, const p2p_job *job, double *seconds);
+
+/* The measurements, in the order they are printed (p2p-copies.c). */
+mgpu_status p2p_measure_links(p2p_ctx *ctx);
+mgpu_status p2p_measure_pairs(p2p_ctx *ctx);
+mgpu_status p2p_measure_halo(p2p_ctx *ctx);
+mgpu_status p2p_measure_latency(p2p_ctx *ctx);
+mgpu_status p2p_measure_host(p2p_ctx *ctx);
+mgpu_status p2p_measure_local(p2p_ctx *ctx);
+mgpu_status p2p_measure_sweep(p2p_ctx *ctx);
+
+/* ------------------------------------------------------------- figures */
+
+/* A labelled matrix of results.  A cell is empty (not applicable or not
+ * measured: null in JSON), a number, a median with its min and max, or a
+ * text. */
+typedef enum p2p_cell_kind { CELL_EMPTY, CELL_NUMBER, CELL_STATS, CELL_TEXT } p2p_cell_kind;
+
+typedef struct p2p_cell {
+    p2p_cell_kind kind;
+    double value, min, max;
+    char text[32];
+} p2p_cell;
+
+#define P2P_LABEL 32
+
+typedef struct p2p_figure {
+    const char *key; /* JSON and CSV name */
+    const char *title;
+    const char *unit; /* "" for counts and flags */
+    const char *rule; /* what the numbers count: the byte-counting rule */
+    const char *row_title, *column_title;
+    int digits;   /* after the decimal point, in the table */
+    size_t bytes; /* bytes per copy; 0 where none applies */
+    int samples;  /* per median; 0 where none applies */
+    int rows, columns;
+    char (*row_names)[P2P_LABEL];
+    char (*column_names)[P2P_LABEL];
+    p2p_cell *cells; /* rows x columns, row-major */
+} p2p_figure;
+
+p2p_results *p2p_results_create(void);
+void p2p_results_destroy(p2p_results *results);
+/* A new figure whose cells are empty, or NULL when out of memory. */
+p2p_figure *p2p_figure_add(p2p_results *results, const char *key, int rows, int columns);
+/* Name rows (or columns) "0", "1", ... as the devices. */
+void p2p_figure_device_rows(p2p_figure *figure);
+void p2p_figure_device_columns(p2p_figure *figure);
+p2p_cell *p2p_cell_at(p2p_figure *figure, int row, int column);
+void p2p_cell_number(p2p_figure *figure, int row, int column, double value);
+void p2p_cell_text(p2p_figure *figure, int row, int column, const char *text);
+/* Samples of a rate (value / seconds, per sample) as a median, min, max. */
+void p2p_cell_rate(p2p_figure *figure, int row, int column, double value, const double *seconds,
+                   int n);
+/* Samples of a time, scaled (1e6 / copies: microseconds per copy). */
+void p2p_cell_time(p2p_figure *figure, int row, int column, double scale, const double *seconds,
+                   int n);
+
+/* "256 MiB", "4 KiB", "100 B" */
+void p2p_size_name(size_t bytes, char *text, size_t size);
+
+void p2p_print(const p2p_ctx *ctx, mgpu_format format, FILE *out);
+
+#endif /* MGPU_BENCH_P2P_H */

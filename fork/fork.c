@@ -1,0 +1,660 @@
+/* fork.c - mgpu-fork: one worker process per device (book 10.2).
+ *
+ * The parent forks a worker for each device, and each worker drives its
+ * device as a program of its own would: it makes its own CUDA context (one
+ * made before fork is not inherited, and the CUDA runtime is not fork-safe,
+ * so the parent makes none before forking), holds its own slab of the grid
+ * and steps it.  Processes share no memory but what the parent mapped
+ * MAP_SHARED before forking: the step barrier, the halo slots, the IPC
+ * handles, the timings, the failure reports and the result.  Halo rows
+ * cross between processes in one of two ways (--exchange):
+ *   staged  each worker copies its edge rows into pinned shared host memory;
+ *           after the barrier its neighbours copy them into their halos;
+ *   ipc     CUDA IPC: each worker maps its neighbours' device buffers and
+ *           events into its own address space and pulls the rows device to
+ *           device, ordered on the devices by the events.
+ * The parent only watches.  A worker that fails or dies makes it stop the
+ * others, so that nobody waits forever at the barrier; SIGINT or SIGTERM
+ * makes it stop them all; and no worker outlives it.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "mgpu.h"
+
+static const mgpu_program program = {
+    .name = "mgpu-fork",
+    .strategy = "fork",
+    .summary = "one worker process per device (fork); halos through shared host memory or "
+               "CUDA IPC",
+    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC),
+    .forks = 1,
+};
+
+/* -------------------------------------------- what the processes share */
+
+/* A worker's failure, written by the worker for the parent to report. */
+typedef struct failure {
+    atomic_int order; /* 0: none; n: the n-th worker to fail */
+    mgpu_status status;
+    char message[512];
+} failure;
+
+typedef struct control {
+    pthread_barrier_t barrier; /* process-shared, one party per worker */
+    mgpu_exchange mode;        /* the workers' exchange, auto resolved */
+    atomic_int failures;
+    failure failed[MGPU_MAX_DEVICES];
+    mgpu_ipc_handle buffer[MGPU_MAX_DEVICES][2]; /* ipc: each part's two buffers */
+    mgpu_ipc_handle done[MGPU_MAX_DEVICES][2];   /* ipc: its step events, by parity */
+    double seconds[]; /* [repeat * nparts + part]: each worker's time per run */
+} control;
+
+typedef struct shared {
+    control *control;
+    size_t control_bytes;
+    float *slots; /* staged: [parity][part][first, last row][nx] */
+    size_t slot_bytes;
+    float *result; /* the final field (nx * ny), when the driver asks for it */
+    size_t result_bytes;
+} shared;
+
+/* Memory that the parent and every worker share: an anonymous shared
+ * mapping made before fork is inherited by each child at the same address.
+ * It has no name (nothing in /dev/shm to remove) and vanishes with the last
+ * process that maps it, however the processes end.  NULL if it fails. */
+static void *map_shared(size_t bytes, const char *what)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED)
+        return p;
+    mgpu_error_set(MGPU_ERR_NOMEM, "mmap of %zu shared bytes for the %s: %s", bytes, what,
+                   strerror(errno));
+    return NULL;
+}
+
+static void shared_destroy(shared *sh, bool barrier_idle)
+{
+    /* A worker killed inside pthread_barrier_wait never leaves it, and
+     * destroying a barrier that someone waits at is undefined (glibc waits
+     * for them): after a failure the mapping is just unmapped. */
+    if (sh->control && barrier_idle)
+        pthread_barrier_destroy(&sh->control->barrier);
+    if (sh->control)
+        munmap(sh->control, sh->control_bytes);
+    if (sh->slots)
+        munmap(sh->slots, sh->slot_bytes);
+    if (sh->result)
+        munmap(sh->result, sh->result_bytes);
+}
+
+static mgpu_status shared_create(shared *sh, const mgpu_run *run)
+{
+    const mgpu_options *opt = run->opt;
+    size_t n = (size_t) run->ndevices;
+    *sh = (shared){0};
+    sh->control_bytes = sizeof(control) + (size_t) run->repeats * n * sizeof(double);
+    bool ok = (sh->control = map_shared(sh->control_bytes, "control block")) != NULL;
+    /* auto may resolve to staged in the workers: only ipc needs no slots. */
+    if (ok && opt->exchange != MGPU_EXCHANGE_IPC) {
+        sh->slot_bytes = 2 * n * 2 * (size_t) opt->nx * sizeof(float);
+        ok = (sh->slots = map_shared(sh->slot_bytes, "halo slots")) != NULL;
+    }
+    if (ok && run->field) {
+        sh->result_bytes = (size_t) opt->nx * (size_t) opt->ny * sizeof(float);
+        ok = (sh->result = map_shared(sh->result_bytes, "result field")) != NULL;
+    }
+    if (!ok) {
+        shared_destroy(sh, false);
+        return MGPU_ERR_NOMEM;
+    }
+    /* The barrier lives in the shared mapping, so it must be told that
+     * processes, not only threads of one, wait at it. */
+    pthread_barrierattr_t attr;
+    int rc = pthread_barrierattr_init(&attr);
+    if (rc == 0) {
+        rc = pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+        if (rc == 0)
+            rc = pthread_barrier_init(&sh->control->barrier, &attr, (unsigned) n);
+        pthread_barrierattr_destroy(&attr);
+    }
+    if (rc != 0) {
+        shared_destroy(sh, false);
+        return mgpu_error_set(MGPU_ERR_SYSTEM, "process-shared barrier: %s", strerror(rc));
+    }
+    return MGPU_OK;
+}
+
+/* ---------------------------------------------------------- a worker */
+
+typedef struct peer {
+    float *buf[2];           /* ipc: a neighbour's two buffers, mapped here */
+    mgpu_ipc_event *done[2]; /* ipc: its step events, opened here */
+} peer;
+
+typedef struct worker {
+    const mgpu_run *run;
+    shared *sh;
+    int part, nparts;
+    mgpu_exchange mode;
+    mgpu_stencil *st;
+    bool registered;              /* staged: the slots are pinned here */
+    mgpu_ipc_event *done[2];      /* ipc: recorded after each step, by parity */
+    peer peers[MGPU_MAX_DEVICES]; /* ipc: indexed by part */
+} worker;
+
+static mgpu_stream *stream_of(const worker *w) { return mgpu_stencil_stream(w->st, w->part); }
+
+static size_t row_bytes(const worker *w) { return (size_t) w->run->opt->nx * sizeof(float); }
+
+static mgpu_status barrier(worker *w)
+{
+    int rc = pthread_barrier_wait(&w->sh->control->barrier);
+    if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)
+        return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_barrier_wait: %s", strerror(rc));
+    return MGPU_OK;
+}
+
+/* auto: ipc when every pair of the devices can reach each other's memory,
+ * which CUDA IPC between two devices needs; staged otherwise, and always on
+ * the host backend.  Every worker asks the same and gets the same answer. */
+static mgpu_status choose_exchange(const mgpu_options *opt, int n, mgpu_exchange *mode)
+{
+    *mode = opt->exchange;
+    if (*mode != MGPU_EXCHANGE_AUTO)
+        return MGPU_OK;
+    *mode = MGPU_EXCHANGE_STAGED;
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
+        return MGPU_OK;
+    for (int a = 0; a < n; a++) {
+        for (int b = 0; b < n; b++) {
+            int can;
+            MGPU_TRY(mgpu_peer_can_access(a, b, &can));
+            if (!can)
+                return MGPU_OK;
+        }
+    }
+    *mode = MGPU_EXCHANGE_IPC;
+    return MGPU_OK;
+}
+
+/* ipc: publish this worker's buffers and step events as handles in shared
+ * memory, wait until every worker has, and open the neighbours' (once each:
+ * with two parts and periodic rows the neighbour above is also below). */
+static mgpu_status ipc_connect(worker *w)
+{
+    control *c = w->sh->control;
+    int p = w->part;
+    for (int b = 0; b < 2; b++) {
+        MGPU_TRY(mgpu_ipc_memory_handle(p, mgpu_stencil_buffer(w->st, p, b), &c->buffer[p][b]));
+        MGPU_TRY(mgpu_ipc_event_create(p, &w->done[b], &c->done[p][b]));
+    }
+    MGPU_TRY(barrier(w));
+    int neighbours[2] = {mgpu_stencil_above(w->st, p), mgpu_stencil_below(w->st, p)};
+    for (int k = 0; k < 2; k++) {
+        int n = neighbours[k];
+        if (n < 0 || n == p || w->peers[n].buf[0])
+            continue;
+        int can;
+        MGPU_TRY(mgpu_peer_can_access(p, n, &can));
+        if (!can)
+            return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc: device %d cannot access "
+                                                  "device %d's memory (no peer access); use "
+                                                  "--exchange=staged", p, n);
+        for (int b = 0; b < 2; b++) {
+            void *ptr;
+            MGPU_TRY(mgpu_ipc_memory_open(p, &c->buffer[n][b], &ptr));
+            w->peers[n].buf[b] = ptr;
+            MGPU_TRY(mgpu_ipc_event_open(p, &c->done[n][b], &w->peers[n].done[b]));
+        }
+    }
+    return MGPU_OK;
+}
+
+/* Unmap the neighbours' buffers and close their events. */
+static mgpu_status ipc_close(worker *w)
+{
+    mgpu_status status = MGPU_OK;
+    for (int n = 0; n < w->nparts; n++) {
+        for (int b = 0; b < 2; b++) {
+            if (w->peers[n].buf[b]) {
+                mgpu_status closed = mgpu_ipc_memory_close(w->peers[n].buf[b]);
+                status = status != MGPU_OK ? status : closed;
+                w->peers[n].buf[b] = NULL;
+            }
+            mgpu_ipc_event_destroy(w->peers[n].done[b]);
+            w->peers[n].done[b] = NULL;
+        }
+    }
+    return status;
+}
+
+/* staged: part P's FIRST or LAST row of the field before STEP, in the
+ * shared slots. */
+static float *slot(const worker *w, long long step, int p, mgpu_row edge)
+{
+    size_t index = ((size_t) (step & 1) * (size_t) w->nparts + (size_t) p) * 2 +
+                   (edge == MGPU_ROW_LAST);
+    return w->sh->slots + index * (size_t) w->run->opt->nx;
+}
+
+/* staged: this worker's edge rows into its slots.  The neighbours read them
+ * after the barrier, so the copies must be complete before it. */
+static mgpu_status publish_edges(worker *w, long long step)
+{
+    const mgpu_row edges[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
+    for (int k = 0; k < 2; k++)
+        MGPU_TRY(mgpu_memcpy_async(slot(w, step, w->part, edges[k]),
+                              mgpu_stencil_row(w->st, w->part, step, edges[k]), row_bytes(w),
+                              stream_of(w)));
+    return mgpu_stream_synchronize(stream_of(w));
+}
+
+/* Where part FROM's EDGE row of the field before STEP is to be read: its
+ * slot (staged), or its buffer mapped here, once the neighbour's step
+ * before has been done on its device (ipc). */
+static mgpu_status edge_source(worker *w, int from, long long step, mgpu_row edge,
+                               const float **src)
+{
+    if (w->mode == MGPU_EXCHANGE_STAGED) {
+        *src = slot(w, step, from, edge);
+        return MGPU_OK;
+    }
+    if (from == w->part) { /* one part, periodic rows: its own */
+        *src = mgpu_stencil_row(w->st, from, step, edge);
+        return MGPU_OK;
+    }
+    /* The event the neighbour recorded after its step t-1: parity (t+1)%2. */
+    peer *pr = &w->peers[from];
+    MGPU_TRY(mgpu_stream_wait_ipc_event(stream_of(w), pr->done[(step + 1) & 1]));
+    /* The neighbour's buffer has the domain's layout: its top halo row,
+     * then its slab's rows, each a pitch apart. */
+    const mgpu_slab *slab = mgpu_stencil_slab(w->st, from);
+    long long row = edge == MGPU_ROW_FIRST ? 1 : slab->row_end - slab->row_begin;
+    *src = pr->buf[step & 1] + (size_t) row * mgpu_stencil_pitch(w->st, from);
+    return MGPU_OK;
+}
+
+/* The top halo is the last row of the part above, the bottom halo the first
+ * row of the part below; a part with none there has a fixed boundary row. */
+static mgpu_status fetch_halos(worker *w, long long step)
+{
+    int p = w->part;
+    const int from[2] = {mgpu_stencil_above(w->st, p), mgpu_stencil_below(w->st, p)};
+    const mgpu_row edge[2] = {MGPU_ROW_LAST, MGPU_ROW_FIRST};
+    const mgpu_row halo[2] = {MGPU_ROW_HALO_TOP, MGPU_ROW_HALO_BOTTOM};
+    for (int k = 0; k < 2; k++) {
+        if (from[k] < 0)
+            continue;
+        const float *src;
+        MGPU_TRY(edge_source(w, from[k], step, edge[k], &src));
+        MGPU_TRY(mgpu_memcpy_async(mgpu_stencil_row(w->st, p, step, halo[k]), src, row_bytes(w),
+                              stream_of(w)));
+    }
+    return MGPU_OK;
+}
+
+/* The steps of one run.  The field before step t is in buffer t%2 of every
+ * part, and step t writes buffer (t+1)%2.
+ *
+ * staged: before the barrier of step t each worker copies its edge rows
+ * into its slots of parity t%2 and waits for the copy; after it, each
+ * copies its neighbours' slots into its halos.  The slots are double
+ * buffered by parity because a fast worker, already publishing step t+1,
+ * must not overwrite rows that a slow neighbour is still copying for step t.
+ * It cannot publish into parity t%2 again before step t+2, past the
+ * barrier of step t+1, which the slow neighbour reaches only once its step
+ * t copies are done (publishing waits for its stream, which holds them).
+ *
+ * ipc: nothing here waits for a device.  Each worker records done[t%2] on
+ * its stream after step t.  After the barrier of step t every neighbour has
+ * recorded done[(t-1)%2], so this worker's stream waits for that event (on
+ * the device) and then pulls the neighbour's edge rows from its buffer t%2,
+ * which its step t-1 wrote.  The neighbour's step t writes its buffer
+ * (t+1)%2, which this worker pulled from in step t-1: it waits in turn for
+ * this worker's done[(t-1)%2], recorded after that pull.  The events are
+ * double buffered by parity so that no neighbour records done[(t-1)%2]
+ * again (at step t+1) before this worker has issued its wait: that takes
+ * the barrier of step t+1, which this worker reaches only after. */
+static mgpu_status run_steps(worker *w)
+{
+    for (long long step = 0; step < w->run->opt->steps; step++) {
+        if (w->mode == MGPU_EXCHANGE_STAGED)
+            MGPU_TRY(publish_edges(w, step));
+        MGPU_TRY(barrier(w));
+        MGPU_TRY(fetch_halos(w, step));
+        if (w->run->compute)
+            MGPU_TRY(mgpu_stencil_compute(w->st, w->part, step));
+        if (w->mode == MGPU_EXCHANGE_IPC)
+            MGPU_TRY(mgpu_ipc_event_record(w->done[step & 1], stream_of(w)));
+    }
+    return MGPU_OK;
+}
+
+static mgpu_status worker_run(worker *w)
+{
+    const mgpu_run *run = w->run;
+    const mgpu_options *opt = run->opt;
+    int p = w->part;
+    MGPU_TRY(choose_exchange(opt, w->nparts, &w->mode));
+    if (p == 0)
+        w->sh->control->mode = w->mode;
+    /* The domain of this process: all parts' slabs are known, only this
+     * one's buffers exist here. */
+    mgpu_stencil_desc desc = {
+        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = w->mode,
+        .seed = opt->seed, .nparts = w->nparts, .first_part = p, .local_parts = 1,
+    };
+    MGPU_TRY(mgpu_stencil_create(&w->st, &desc));
+    MGPU_TRY(mgpu_device_set(p));
+    if (w->mode == MGPU_EXCHANGE_STAGED) {
+        MGPU_TRY(mgpu_host_register(w->sh->slots, w->sh->slot_bytes));
+        w->registered = true;
+    } else {
+        MGPU_TRY(ipc_connect(w));
+    }
+    for (int r = 0; r < run->warmup + run->repeats; r++) {
+        MGPU_TRY(mgpu_stencil_reset(w->st, p));
+        /* Some of the reset's copies return before the device has done
+         * them; neighbours in other processes read these buffers after the
+         * barrier, ordered by nothing else. */
+        MGPU_TRY(mgpu_device_synchronize(p));
+        MGPU_TRY(barrier(w));
+        double start = mgpu_now();
+        MGPU_TRY(run_steps(w));
+        MGPU_TRY(mgpu_stencil_synchronize(w->st, p));
+        if (r >= run->warmup)
+            w->sh->control->seconds[(r - run->warmup) * w->nparts + p] = mgpu_now() - start;
+        /* Nobody starts the next run, rewriting its buffers and slots,
+         * while a neighbour may still read them. */
+        MGPU_TRY(barrier(w));
+    }
+    if (run->field)
+        MGPU_TRY(mgpu_stencil_gather(w->st, p, opt->steps, w->sh->result));
+    if (w->mode == MGPU_EXCHANGE_IPC) {
+        MGPU_TRY(ipc_close(w));
+        /* Every neighbour has unmapped this worker's buffers before it frees them. */
+        MGPU_TRY(barrier(w));
+    }
+    return MGPU_OK;
+}
+
+static void worker_cleanup(worker *w)
+{
+    if (w->st)
+        mgpu_stencil_synchronize(w->st, w->part); /* no copy still uses what goes */
+    ipc_close(w);
+    for (int b = 0; b < 2; b++)
+        mgpu_ipc_event_destroy(w->done[b]);
+    if (w->registered)
+        mgpu_host_unregister(w->sh->slots);
+    mgpu_stencil_destroy(w->st);
+}
+
+static void report_failure(control *c, int part, mgpu_status status)
+{
+    failure *f = &c->failed[part];
+    f->status = status;
+    snprintf(f->message, sizeof f->message, "%s",
+             *mgpu_last_error() ? mgpu_last_error() : mgpu_strerror(status));
+    /* The order is stored last, so that the parent reads only whole
+     * messages; it reports the first failure, the cause, not the ones it
+     * caused in other workers. */
+    atomic_store(&f->order, atomic_fetch_add(&c->failures, 1) + 1);
+}
+
+/* The life of worker PART, in its own process; returns its exit status. */
+static int worker_main(shared *sh, const mgpu_run *run, int part, mgpu_backend backend,
+                       int host_devices)
+{
+    worker w = {.run = run, .sh = sh, .part = part, .nparts = run->ndevices};
+#ifdef _OPENMP
+    /* The worker's OpenMP runtime (the host backend's kernels, the initial
+     * field) would take every core, as would each of the others': each
+     * takes its share instead. */
+    int share = omp_get_num_procs() / run->ndevices;
+    omp_set_num_threads(share > 1 ? share : 1);
+#endif
+    /* CUDA starts here, in the worker, after the fork. */
+    mgpu_status status = mgpu_init(backend, host_devices);
+    if (status == MGPU_OK)
+        status = worker_run(&w);
+    if (status != MGPU_OK)
+        report_failure(sh->control, part, status);
+    worker_cleanup(&w);
+    return status == MGPU_OK ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* ------------------------------------------------------ the parent */
+
+/* How long a worker has between SIGTERM and SIGKILL, and how often the
+ * parent looks at its workers when nothing happens. */
+#define GRACE_S 0.5
+#define TICK_NS 50000000L
+
+typedef struct workers {
+    int n, started, running;
+    pid_t pid[MGPU_MAX_DEVICES]; /* 0 once reaped */
+    char why[200];               /* the first bad end: a fork that failed, a
+                                    worker that died or exited unreported */
+} workers;
+
+/* Fork the workers.  Each child dies with the parent, whatever ends the
+ * parent (SIGKILL included): PR_SET_PDEATHSIG.  The parent may have died
+ * before the child asked for that, in which case the child is now someone
+ * else's: getppid() tells. */
+static void spawn(workers *w, shared *sh, const mgpu_run *run, const sigset_t *child_mask)
+{
+    int host_devices;
+    mgpu_device_count(&host_devices); /* no CUDA: the driver counted in a child */
+    mgpu_backend backend = mgpu_backend_active();
+    pid_t parent = getpid();
+    fflush(NULL); /* a child must not write the parent's buffered output again */
+    for (int p = 0; p < w->n; p++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+                _exit(EXIT_FAILURE);
+            sigprocmask(SIG_SETMASK, child_mask, NULL);
+            _exit(worker_main(sh, run, p, backend, host_devices));
+        }
+        if (pid < 0) {
+            /* The workers already running wait at the first barrier until
+             * the parent stops them. */
+            snprintf(w->why, sizeof w->why, "fork of worker %d: %s", p, strerror(errno));
+            return;
+        }
+        w->pid[p] = pid;
+        w->started = p + 1;
+        w->running++;
+    }
+}
+
+static void signal_all(const workers *w, int sig)
+{
+    for (int p = 0; p < w->started; p++)
+        if (w->pid[p])
+            kill(w->pid[p], sig);
+}
+
+/* Say in WHY how worker P (PID) ended, if it ended badly: R and STATUS are
+ * what waitpid gave.  A worker that fails reports why itself, and exits 1. */
+static void describe_end(char *why, size_t size, int p, pid_t pid, pid_t r, int status)
+{
+    if (r < 0)
+        snprintf(why, size, "worker %d (pid %ld): waitpid: %s", p, (long) pid, strerror(errno));
+    else if (WIFSIGNALED(status))
+        snprintf(why, size, "worker %d (pid %ld) was killed by signal %d (%s)", p, (long) pid,
+                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else if (WEXITSTATUS(status) != 0)
+        snprintf(why, size, "worker %d (pid %ld) exited with status %d", p, (long) pid,
+                 WEXITSTATUS(status));
+}
+
+/* Collect the workers that have ended, describing the first bad end. */
+static void reap(workers *w)
+{
+    for (int p = 0; p < w->started; p++) {
+        if (!w->pid[p])
+            continue;
+        int status = 0;
+        pid_t r = waitpid(w->pid[p], &status, WNOHANG);
+        if (r == 0 || (r < 0 && errno == EINTR))
+            continue;
+        if (!w->why[0])
+            describe_end(w->why, sizeof w->why, p, w->pid[p], r, status);
+        w->pid[p] = 0;
+        w->running--;
+    }
+}
+
+/* Wait until every worker has ended.  When one fails, or SIGINT or SIGTERM
+ * comes, the others get SIGTERM, and SIGKILL if they are still there after
+ * GRACE_S.  The signals are blocked and taken with sigtimedwait: one that
+ * comes while the parent is busy stays pending until it looks. */
+static void supervise(workers *w, const sigset_t *watched, int *interrupted)
+{
+    bool stopping = false, killed = false;
+    double kill_at = 0.0;
+    for (;;) {
+        reap(w);
+        if (w->running == 0)
+            return;
+        if (!stopping && (w->why[0] || *interrupted)) {
+            signal_all(w, SIGTERM);
+            stopping = true;
+            kill_at = mgpu_now() + GRACE_S;
+        } else if (stopping && !killed && mgpu_now() >= kill_at) {
+            signal_all(w, SIGKILL);
+            killed = true;
+        }
+        struct timespec tick = {0, TICK_NS};
+        int sig = sigtimedwait(watched, NULL, &tick);
+        if ((sig == SIGINT || sig == SIGTERM) && !*interrupted)
+            *interrupted = sig;
+    }
+}
+
+/* The signals the parent watches while workers run.  One that the program
+ * was started ignoring (a shell starts background jobs ignoring SIGINT)
+ * stays ignored. */
+static void watched_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGCHLD);
+    const int stop[2] = {SIGINT, SIGTERM};
+    for (int k = 0; k < 2; k++) {
+        struct sigaction now;
+        if (sigaction(stop[k], NULL, &now) == 0 && now.sa_handler != SIG_IGN)
+            sigaddset(set, stop[k]);
+    }
+}
+
+/* What the run came to, with the message the user will read. */
+static mgpu_status outcome(const workers *w, control *c, int interrupted)
+{
+    if (interrupted)
+        return mgpu_error_set(MGPU_ERR_INTERRUPTED, "interrupted by %s; every worker was stopped",
+                              interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+    int first = -1, first_order = 0;
+    for (int p = 0; p < w->n; p++) {
+        int order = atomic_load(&c->failed[p].order);
+        if (order > 0 && (first < 0 || order < first_order)) {
+            first = p;
+            first_order = order;
+        }
+    }
+    if (first >= 0)
+        return mgpu_error_set(c->failed[first].status, "worker %d: %s", first,
+                              c->failed[first].message);
+    if (w->why[0])
+        return mgpu_error_set(MGPU_ERR_SYSTEM, "%s", w->why);
+    return MGPU_OK;
+}
+
+/* Fork the workers, watch them to the end, and say how it went. */
+static mgpu_status run_workers(shared *sh, const mgpu_run *run, int *interrupted)
+{
+    /* SIGCHLD must not be ignored, or the children's exit statuses are lost. */
+    struct sigaction chld = {.sa_handler = SIG_DFL}, old_chld;
+    sigemptyset(&chld.sa_mask);
+    sigaction(SIGCHLD, &chld, &old_chld);
+    sigset_t watched, old_mask;
+    watched_signals(&watched);
+    sigprocmask(SIG_BLOCK, &watched, &old_mask);
+
+    workers w = {.n = run->ndevices};
+    spawn(&w, sh, run, &old_mask);
+    supervise(&w, &watched, interrupted);
+
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
+    return outcome(&w, sh->control, *interrupted);
+}
+
+static mgpu_status fork_strategy(void *ctx, mgpu_run *run)
+{
+    int *interrupted = ctx;
+    const mgpu_options *opt = run->opt;
+    if (opt->exchange == MGPU_EXCHANGE_IPC && mgpu_backend_active() != MGPU_BACKEND_CUDA)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc needs the cuda backend: a host "
+                                              "device's memory is private to its worker process "
+                                              "(the %s backend supports: staged)",
+                              mgpu_backend_name(mgpu_backend_active()));
+    shared sh;
+    MGPU_TRY(shared_create(&sh, run));
+    mgpu_status status = run_workers(&sh, run, interrupted);
+    if (status == MGPU_OK) {
+        /* A run takes as long as its slowest worker: each timed its steps
+         * from the barrier that started them all to the end of the work on
+         * its own device. */
+        int n = run->ndevices;
+        for (int r = 0; r < run->repeats; r++) {
+            double slowest = 0.0;
+            for (int p = 0; p < n; p++)
+                if (sh.control->seconds[r * n + p] > slowest)
+                    slowest = sh.control->seconds[r * n + p];
+            run->seconds[r] = slowest;
+        }
+        if (run->field) {
+            memcpy(run->field, sh.result, sh.result_bytes);
+            mgpu_field_fill_halo_rows(run->field, opt->kernel, opt->nx, opt->ny);
+        }
+        if (run->record)
+            run->record->exchange = sh.control->mode;
+    }
+    shared_destroy(&sh, status == MGPU_OK);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    int interrupted = 0;
+    int code = mgpu_main(&program, argc, argv, fork_strategy, &interrupted);
+    if (interrupted) {
+        /* End by the signal itself, as a program stopped by one should: the
+         * shell sees 128 + signal, and a script running this one stops too.
+         * Every worker has been reaped by now. */
+        signal(interrupted, SIG_DFL);
+        raise(interrupted);
+    }
+    return code;
+}

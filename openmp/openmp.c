@@ -1,0 +1,243 @@
+/* openmp.c - mgpu-openmp: one OpenMP thread per device (book 10.6).
+ *
+ * Each run is one parallel region with a thread per device: the thread makes
+ * its device current and steps its part of the grid, with an omp barrier
+ * between every part's send and every part's receive (one a step is enough,
+ * see pthread/pthread.c).  OpenMP keeps its threads between regions, so a
+ * region per run costs no thread creation; the region's end is where all
+ * devices are synchronised.
+ *
+ * --cpu-control (book 10.6): one more run, in a parallel sections construct:
+ * one section drives the devices through a nested parallel region, the other
+ * computes the CPU control field meanwhile; the record says how much of the
+ * CPU's time the devices' work hid.
+ *
+ * A failing thread does not leave alone: every thread must reach every omp
+ * barrier, so it keeps arriving until all have seen the failure
+ * (mgpu_failure in mgpu.h).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <omp.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "mgpu.h"
+
+static long long cpu_control;
+
+static const mgpu_extra_option extra[] = {
+    {"cpu-control", "one more run, the CPU control field computed in a concurrent OpenMP "
+                    "section; reports how much of it the devices' work hid",
+     NULL, 0, 1, 1, &cpu_control},
+    {NULL, NULL, NULL, 0, 0, 0, NULL},
+};
+
+static const mgpu_program program = {
+    .name = "mgpu-openmp",
+    .strategy = "openmp",
+    .summary = "one OpenMP thread per device, an omp barrier per step",
+    .exchanges = MGPU_EXCHANGE_IN_PROCESS,
+    .extra = extra,
+};
+
+static int device_of(const mgpu_stencil *st, int part)
+{
+    return mgpu_stencil_slab(st, part)->device;
+}
+
+/* Arrive at the next barrier with STATUS, how the work since the last one
+ * went; false when some thread failed, and all leave.  *WAITED gets the
+ * seconds spent there. */
+static bool arrive(mgpu_failure *failure, mgpu_status status, long long *barrier,
+                   double *waited)
+{
+    if (status != MGPU_OK)
+        mgpu_failure_record(failure, status, *barrier);
+    double before = mgpu_now();
+#pragma omp barrier
+    *waited += mgpu_now() - before;
+    return !mgpu_failure_before(failure, (*barrier)++);
+}
+
+/* Part P's steps, in its thread.  A failure in one step's compute is
+ * reported at the barrier of the next step's send, or after the last step. */
+static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *failure,
+                  double *waited)
+{
+    long long barrier = 0;
+    mgpu_status status = mgpu_device_set(device_of(st, p));
+    for (long long step = 0; step < run->opt->steps; step++) {
+        if (status == MGPU_OK)
+            status = mgpu_stencil_send(st, p, step);
+        if (!arrive(failure, status, &barrier, waited))
+            return;
+        status = mgpu_stencil_recv(st, p, step);
+        if (status == MGPU_OK && run->compute)
+            status = mgpu_stencil_compute(st, p, step);
+    }
+    if (status == MGPU_OK)
+        status = mgpu_stencil_synchronize(st, p);
+    if (status != MGPU_OK)
+        mgpu_failure_record(failure, status, barrier);
+}
+
+/* One run from the initial field: the parts' threads, timed from the
+ * region's start to its end.  *WAITED gets the seconds the threads spent at
+ * barriers, summed. */
+static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, double *seconds,
+                            double *waited)
+{
+    int n = run->ndevices;
+    for (int p = 0; p < n; p++) {
+        mgpu_status status = mgpu_stencil_reset(st, p);
+        if (status != MGPU_OK)
+            return status;
+    }
+    mgpu_failure failure;
+    mgpu_failure_init(&failure);
+    double sum = 0.0, start = mgpu_now();
+#pragma omp parallel num_threads(n) reduction(+ : sum)
+    {
+        /* Every thread sees the same team size, so all take the same branch
+         * and none waits at a barrier the others skip. */
+        int got = omp_get_num_threads();
+        if (got == n) {
+            steps(st, run, omp_get_thread_num(), &failure, &sum);
+        } else if (omp_get_thread_num() == 0) {
+            mgpu_status status = mgpu_error_set(MGPU_ERR_SYSTEM, "OpenMP gave %d threads, %d "
+                                                "devices need one each (OMP_THREAD_LIMIT?)",
+                                                got, n);
+            mgpu_failure_record(&failure, status, 0);
+        }
+    }
+    *seconds = mgpu_now() - start;
+    *waited = sum;
+    return mgpu_failure_status(&failure);
+}
+
+/* Book 10.6: one section drives the devices, the other computes the CPU
+ * control field.  The share of the CPU's time during which the devices also
+ * worked was hidden; the book compares the two results. */
+static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, float *control)
+{
+    const mgpu_options *opt = run->opt;
+    mgpu_failure failure;
+    mgpu_failure_init(&failure);
+    /* The devices' threads are a parallel region inside a section. */
+    int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(2);
+    double devices_s = 0.0, cpu_s = 0.0, start = mgpu_now();
+#pragma omp parallel sections num_threads(2)
+    {
+#pragma omp section
+        {
+            double seconds, waited, begin = mgpu_now();
+            mgpu_status status = run_once(st, run, &seconds, &waited);
+            devices_s = mgpu_now() - begin;
+            if (status != MGPU_OK)
+                mgpu_failure_record(&failure, status, 0);
+        }
+#pragma omp section
+        {
+            double begin = mgpu_now();
+            mgpu_status status = mgpu_reference_run(control, opt->kernel, opt->nx, opt->ny,
+                                                    opt->steps, opt->seed);
+            cpu_s = mgpu_now() - begin;
+            if (status != MGPU_OK)
+                mgpu_failure_record(&failure, status, 0);
+        }
+    }
+    double both = mgpu_now() - start;
+    omp_set_max_active_levels(levels);
+    mgpu_status status = mgpu_failure_status(&failure);
+    if (status != MGPU_OK)
+        return status;
+    double hidden = cpu_s > 0.0 ? (devices_s + cpu_s - both) / cpu_s : 1.0;
+    mgpu_record_set_number(run->record, "cpu_control_s", cpu_s);
+    mgpu_record_set_number(run->record, "concurrent_s", both);
+    mgpu_record_set_number(run->record, "cpu_control_hidden",
+                           hidden < 0.0 ? 0.0 : hidden > 1.0 ? 1.0 : hidden);
+    return MGPU_OK;
+}
+
+static mgpu_status gather(mgpu_stencil *st, const mgpu_run *run)
+{
+    const mgpu_options *opt = run->opt;
+    for (int p = 0; p < run->ndevices; p++) {
+        mgpu_status status = mgpu_stencil_gather(st, p, opt->steps, run->field);
+        if (status != MGPU_OK)
+            return status;
+    }
+    mgpu_field_fill_halo_rows(run->field, opt->kernel, opt->nx, opt->ny);
+    return MGPU_OK;
+}
+
+static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, float *control)
+{
+    double waited = 0.0;
+    for (int r = 0; r < run->warmup + run->repeats; r++) {
+        double seconds, run_waited;
+        mgpu_status status = run_once(st, run, &seconds, &run_waited);
+        if (status != MGPU_OK)
+            return status;
+        if (r >= run->warmup) {
+            run->seconds[r - run->warmup] = seconds;
+            waited += run_waited;
+        }
+    }
+    if (run->record && run->compute)
+        mgpu_record_set_number(run->record, "barrier_wait_s",
+                               waited / run->ndevices / run->repeats);
+    mgpu_status status = control ? control_run(st, run, control) : MGPU_OK;
+    if (status != MGPU_OK || !run->field)
+        return status;
+    status = gather(st, run);
+    if (status == MGPU_OK && control) {
+        double max_error;
+        long long mismatches;
+        const mgpu_options *opt = run->opt;
+        mgpu_field_compare(run->field, control, opt->nx, opt->ny, 0.0, &max_error, &mismatches);
+        mgpu_record_set_number(run->record, "control_max_error", max_error);
+    }
+    return status;
+}
+
+static mgpu_status openmp(void *ctx, mgpu_run *run)
+{
+    (void) ctx;
+    const mgpu_options *opt = run->opt;
+    mgpu_stencil_desc desc = {
+        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = opt->exchange,
+        .seed = opt->seed, .nparts = run->ndevices,
+    };
+    omp_set_dynamic(0); /* exactly one thread per device */
+    mgpu_stencil *st;
+    mgpu_status status = mgpu_stencil_create(&st, &desc);
+    if (status != MGPU_OK)
+        return status;
+    if (run->record)
+        run->record->exchange = mgpu_stencil_exchange_mode(st);
+    /* The control belongs to the run that is reported, not to the runs of
+     * exchanges alone or of one device. */
+    float *control = NULL;
+    if (cpu_control && run->record && run->compute) {
+        size_t bytes = (size_t) opt->nx * (size_t) opt->ny * sizeof(float);
+        control = malloc(bytes);
+        if (!control)
+            status = mgpu_error_set(MGPU_ERR_NOMEM, "--cpu-control: %zu bytes of host memory",
+                                    bytes);
+    }
+    if (status == MGPU_OK)
+        status = runs(st, run, control);
+    free(control);
+    mgpu_stencil_destroy(st);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    return mgpu_main(&program, argc, argv, openmp, NULL);
+}

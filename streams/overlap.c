@@ -1,0 +1,364 @@
+/* overlap.c - the step of mgpu-streams (book 11.3): each device computes its
+ * first and last rows on two high-priority streams and sends each to its
+ * neighbour at once (cudaMemcpyPeerAsync, or a kernel writing the peer's
+ * memory), while the rows between compute on a third stream.  One host thread
+ * issues all of it and never waits for a device inside the run: every order
+ * between streams, and between devices, is an event that a stream waits for
+ * (cudaStreamWaitEvent).
+ *
+ * Which waits are needed.  Step t reads buffer b = t%2 and writes w = 1-b,
+ * and the buffers alternate, so step t writes the buffer that step t-1 read.
+ * A part of R rows: U (up stream) computes row 1, then sends it into the
+ * above part's bottom halo of buffer w; D (down stream) does row R and the
+ * part below; C (interior stream) computes rows 2..R-1.
+ *  - Reads after writes.  Row r of step t reads rows r-1..r+1 of b, written at
+ *    step t-1 by whoever computed them, or sent by a neighbour.  So U waits
+ *    for the above part's send (its halo row 0) and for C (row 2); D for the
+ *    below part's send and for C; C for U and D (rows 1 and R).  With R = 2,
+ *    U and D wait for each other instead of C; with R = 1, U computes the one
+ *    row from both halos, and D only forwards it down once U is done.
+ *  - Writes after reads.  Step t writes the rows of w that step t-1 read to
+ *    compute the same rows' neighbours: exactly the computations the waits
+ *    above already wait for, so nothing more is needed.
+ *  - A halo written before the neighbour has read it.  U's send at step t
+ *    writes the above part's bottom halo of w, which that part read at step
+ *    t-1 to compute its last row.  U already waited, at step t, for that
+ *    part's send of the same step t-1, issued after that very computation.
+ *  - A send before its row: the row's computation and its send are on one
+ *    stream.
+ * Each event is recorded once per buffer: waits for the b events of step t-1
+ * are all issued before any part records them again at step t+1.  C never
+ * waits for a send, so the interior of step t+1 starts as soon as the
+ * interior of step t is done, and the sends fly meanwhile.
+ *
+ * --overlap=off issues the same work without the overlap: one stream per
+ * part, which waits for both halos, computes every row and then sends. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "streams.h"
+
+static const mgpu_slab *slab_of(const streams_domain *dom, int p)
+{
+    return mgpu_stencil_slab(dom->st, p);
+}
+
+static streams_part *above_of(streams_domain *dom, int p)
+{
+    int a = mgpu_stencil_above(dom->st, p);
+    return a >= 0 ? &dom->part[a] : NULL;
+}
+
+static streams_part *below_of(streams_domain *dom, int p)
+{
+    int b = mgpu_stencil_below(dom->st, p);
+    return b >= 0 ? &dom->part[b] : NULL;
+}
+
+/* Without overlap, the edge rows go on the interior stream too. */
+static mgpu_stream *up_stream(const streams_domain *dom, const streams_part *pt)
+{
+    return dom->overlap ? pt->up : pt->interior;
+}
+
+static mgpu_stream *down_stream(const streams_domain *dom, const streams_part *pt)
+{
+    return dom->overlap ? pt->down : pt->interior;
+}
+
+static mgpu_status create_events(int device, mgpu_event **events, int n)
+{
+    for (int k = 0; k < n; k++)
+        MGPU_TRY(mgpu_event_create(device, 0, &events[k]));
+    return MGPU_OK;
+}
+
+static mgpu_status create_part(streams_domain *dom, int p)
+{
+    streams_part *pt = &dom->part[p];
+    int dev = slab_of(dom, p)->device, least, greatest;
+    pt->interior = mgpu_stencil_stream(dom->st, p);
+    /* The edge rows go first wherever they compete with the interior's
+     * blocks for the multiprocessors: their neighbours wait for them. */
+    MGPU_TRY(mgpu_stream_priority_range(dev, &least, &greatest));
+    MGPU_TRY(mgpu_stream_create(dev, greatest, &pt->up));
+    MGPU_TRY(mgpu_stream_create(dev, greatest, &pt->down));
+    MGPU_TRY(create_events(dev, pt->top_done, 2));
+    MGPU_TRY(create_events(dev, pt->bottom_done, 2));
+    MGPU_TRY(create_events(dev, pt->interior_done, 2));
+    MGPU_TRY(create_events(dev, pt->sent_up, 2));
+    MGPU_TRY(create_events(dev, pt->sent_down, 2));
+    return create_events(dev, pt->joined, 3);
+}
+
+mgpu_status streams_domain_create(streams_domain *dom, const mgpu_options *opt, int nparts,
+                                  mgpu_exchange mode, int overlap)
+{
+    memset(dom, 0, sizeof *dom);
+    mgpu_stencil_desc desc = {
+        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = mode,
+        .seed = opt->seed, .nparts = nparts,
+    };
+    MGPU_TRY(mgpu_stencil_create(&dom->st, &desc));
+    dom->nparts = nparts;
+    dom->nx = opt->nx;
+    dom->mode = mgpu_stencil_exchange_mode(dom->st);
+    dom->overlap = overlap;
+    for (int p = 0; p < nparts; p++)
+        MGPU_TRY(create_part(dom, p));
+    return mgpu_event_create(slab_of(dom, 0)->device, 0, &dom->fork);
+}
+
+static void destroy_events(mgpu_event **events, int n)
+{
+    for (int k = 0; k < n; k++)
+        mgpu_event_destroy(events[k]);
+}
+
+void streams_domain_destroy(streams_domain *dom)
+{
+    for (int p = 0; p < dom->nparts; p++) {
+        streams_part *pt = &dom->part[p];
+        /* Nothing may still use the stencil's buffers when it goes. */
+        if (pt->up)
+            mgpu_stream_synchronize(pt->up);
+        if (pt->down)
+            mgpu_stream_synchronize(pt->down);
+        mgpu_stream_destroy(pt->up);
+        mgpu_stream_destroy(pt->down);
+        destroy_events(pt->top_done, 2);
+        destroy_events(pt->bottom_done, 2);
+        destroy_events(pt->interior_done, 2);
+        destroy_events(pt->sent_up, 2);
+        destroy_events(pt->sent_down, 2);
+        destroy_events(pt->joined, 3);
+    }
+    mgpu_event_destroy(dom->fork);
+    mgpu_stencil_destroy(dom->st);
+    memset(dom, 0, sizeof *dom);
+}
+
+/* Copy row ROW of part FROM's buffer B into halo HALO of part TO's buffer B,
+ * on STREAM of FROM's device, the current one. */
+static mgpu_status send_row(const streams_domain *dom, int from, mgpu_row row, int to,
+                            mgpu_row halo, int b, mgpu_stream *stream)
+{
+    const float *src = mgpu_stencil_row(dom->st, from, b, row);
+    float *dst = mgpu_stencil_row(dom->st, to, b, halo);
+    int src_dev = slab_of(dom, from)->device, dst_dev = slab_of(dom, to)->device;
+    size_t bytes = (size_t) dom->nx * sizeof(float);
+    switch (dom->mode) {
+    case MGPU_EXCHANGE_PEER:
+        /* Waits for all work on both devices, and all their later work for
+         * it: what the book's table 11.1 measures against the next mode. */
+        return mgpu_copy_peer(dst, dst_dev, src, src_dev, bytes);
+    case MGPU_EXCHANGE_DIRECT:
+        return mgpu_copy_row_kernel(dst, src, dom->nx, stream);
+    default:
+        return mgpu_copy_peer_async(dst, dst_dev, src, src_dev, bytes, stream);
+    }
+}
+
+/* Part P's first row of buffer B into the above part's bottom halo, its last
+ * row into the below part's top halo, each announced by its event. */
+static mgpu_status send_up(streams_domain *dom, int p, int b, mgpu_stream *stream)
+{
+    int above = mgpu_stencil_above(dom->st, p);
+    if (above < 0)
+        return MGPU_OK;
+    MGPU_TRY(send_row(dom, p, MGPU_ROW_FIRST, above, MGPU_ROW_HALO_BOTTOM, b, stream));
+    return mgpu_event_record(dom->part[p].sent_up[b], stream);
+}
+
+static mgpu_status send_down(streams_domain *dom, int p, int b, mgpu_stream *stream)
+{
+    int below = mgpu_stencil_below(dom->st, p);
+    if (below < 0)
+        return MGPU_OK;
+    MGPU_TRY(send_row(dom, p, MGPU_ROW_LAST, below, MGPU_ROW_HALO_TOP, b, stream));
+    return mgpu_event_record(dom->part[p].sent_down[b], stream);
+}
+
+mgpu_status streams_mark(streams_domain *dom, long long step, int send)
+{
+    int b = (int) (step & 1);
+    for (int p = 0; p < dom->nparts; p++) {
+        streams_part *pt = &dom->part[p];
+        mgpu_stream *up = up_stream(dom, pt), *down = down_stream(dom, pt);
+        MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+        MGPU_TRY(mgpu_event_record(pt->top_done[b], up));
+        MGPU_TRY(mgpu_event_record(pt->bottom_done[b], down));
+        MGPU_TRY(mgpu_event_record(pt->interior_done[b], pt->interior));
+        if (send) {
+            MGPU_TRY(send_up(dom, p, b, up));
+            MGPU_TRY(send_down(dom, p, b, down));
+        } else {
+            MGPU_TRY(mgpu_event_record(pt->sent_up[b], up));
+            MGPU_TRY(mgpu_event_record(pt->sent_down[b], down));
+        }
+    }
+    return MGPU_OK;
+}
+
+/* Rows [R0, R1) (global) of part P at STEP on STREAM, unless COMPUTE is 0. */
+static mgpu_status rows(streams_domain *dom, int p, long long step, long long r0, long long r1,
+                        int compute, mgpu_stream *stream)
+{
+    if (!compute)
+        return MGPU_OK;
+    return mgpu_stencil_compute_rows(dom->st, p, step, r0, r1, stream);
+}
+
+/* The overlapped step of part P: see the top of this file for every wait. */
+static mgpu_status step_overlapped(streams_domain *dom, int p, long long step, int compute)
+{
+    int b = (int) (step & 1), w = 1 - b;
+    streams_part *pt = &dom->part[p], *above = above_of(dom, p), *below = below_of(dom, p);
+    const mgpu_slab *s = slab_of(dom, p);
+    long long n = s->row_end - s->row_begin, first = s->row_begin, last = s->row_end - 1;
+
+    /* U: the first row, then at once to the part above. */
+    if (above)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, above->sent_down[b]));
+    if (n >= 3)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, pt->interior_done[b]));
+    else if (n == 2)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, pt->bottom_done[b]));
+    else if (below)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, below->sent_up[b]));
+    MGPU_TRY(rows(dom, p, step, first, first + 1, compute, pt->up));
+    MGPU_TRY(mgpu_event_record(pt->top_done[w], pt->up));
+    MGPU_TRY(send_up(dom, p, w, pt->up));
+
+    /* D: the last row, then to the part below; a one-row part's D forwards
+     * the row U computed. */
+    if (n >= 2) {
+        if (below)
+            MGPU_TRY(mgpu_stream_wait_event(pt->down, below->sent_up[b]));
+        MGPU_TRY(mgpu_stream_wait_event(pt->down, n >= 3 ? pt->interior_done[b] : pt->top_done[b]));
+        MGPU_TRY(rows(dom, p, step, last, last + 1, compute, pt->down));
+        MGPU_TRY(mgpu_event_record(pt->bottom_done[w], pt->down));
+    } else if (below) {
+        MGPU_TRY(mgpu_stream_wait_event(pt->down, pt->top_done[w]));
+    }
+    MGPU_TRY(send_down(dom, p, w, pt->down));
+
+    /* C: the rows between, once the edge rows they read are computed; it
+     * never waits for a send. */
+    if (n >= 3) {
+        MGPU_TRY(mgpu_stream_wait_event(pt->interior, pt->top_done[b]));
+        MGPU_TRY(mgpu_stream_wait_event(pt->interior, pt->bottom_done[b]));
+        MGPU_TRY(rows(dom, p, step, first + 1, last, compute, pt->interior));
+        MGPU_TRY(mgpu_event_record(pt->interior_done[w], pt->interior));
+    }
+    return MGPU_OK;
+}
+
+/* Without overlap: both halos, every row, then both sends, on one stream. */
+static mgpu_status step_serial(streams_domain *dom, int p, long long step, int compute)
+{
+    int b = (int) (step & 1), w = 1 - b;
+    streams_part *pt = &dom->part[p], *above = above_of(dom, p), *below = below_of(dom, p);
+    const mgpu_slab *s = slab_of(dom, p);
+    if (above)
+        MGPU_TRY(mgpu_stream_wait_event(pt->interior, above->sent_down[b]));
+    if (below)
+        MGPU_TRY(mgpu_stream_wait_event(pt->interior, below->sent_up[b]));
+    MGPU_TRY(rows(dom, p, step, s->row_begin, s->row_end, compute, pt->interior));
+    MGPU_TRY(send_up(dom, p, w, pt->interior));
+    return send_down(dom, p, w, pt->interior);
+}
+
+mgpu_status streams_step(streams_domain *dom, long long step, int compute)
+{
+    for (int p = 0; p < dom->nparts; p++) {
+        MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+        if (dom->overlap)
+            MGPU_TRY(step_overlapped(dom, p, step, compute));
+        else
+            MGPU_TRY(step_serial(dom, p, step, compute));
+    }
+    return MGPU_OK;
+}
+
+/* The streams part P uses, but the origin (part 0's interior stream). */
+static int streams_in_use(const streams_domain *dom, int p, mgpu_stream **s)
+{
+    const streams_part *pt = &dom->part[p];
+    int n = 0;
+    if (dom->overlap) {
+        s[n++] = pt->up;
+        s[n++] = pt->down;
+    }
+    if (p > 0)
+        s[n++] = pt->interior;
+    return n;
+}
+
+mgpu_status streams_fork(streams_domain *dom)
+{
+    mgpu_stream *origin = dom->part[0].interior;
+    MGPU_TRY(mgpu_device_set(slab_of(dom, 0)->device));
+    MGPU_TRY(mgpu_event_record(dom->fork, origin));
+    for (int p = 0; p < dom->nparts; p++) {
+        mgpu_stream *s[3];
+        int n = streams_in_use(dom, p, s);
+        MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+        for (int k = 0; k < n; k++)
+            MGPU_TRY(mgpu_stream_wait_event(s[k], dom->fork));
+    }
+    return MGPU_OK;
+}
+
+mgpu_status streams_join(streams_domain *dom)
+{
+    mgpu_stream *origin = dom->part[0].interior;
+    for (int p = 0; p < dom->nparts; p++) {
+        mgpu_stream *s[3];
+        int n = streams_in_use(dom, p, s);
+        for (int k = 0; k < n; k++) {
+            MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+            MGPU_TRY(mgpu_event_record(dom->part[p].joined[k], s[k]));
+            MGPU_TRY(mgpu_device_set(slab_of(dom, 0)->device));
+            MGPU_TRY(mgpu_stream_wait_event(origin, dom->part[p].joined[k]));
+        }
+    }
+    return MGPU_OK;
+}
+
+mgpu_status streams_synchronize(streams_domain *dom)
+{
+    for (int p = 0; p < dom->nparts; p++) {
+        streams_part *pt = &dom->part[p];
+        MGPU_TRY(mgpu_stream_synchronize(pt->up));
+        MGPU_TRY(mgpu_stream_synchronize(pt->down));
+        MGPU_TRY(mgpu_stream_synchronize(pt->interior));
+    }
+    return MGPU_OK;
+}
+
+mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_graph *graph,
+                        double *seconds, double *host_seconds)
+{
+    for (int p = 0; p < dom->nparts; p++)
+        MGPU_TRY(mgpu_stencil_reset(dom->st, p));
+    /* The reset's last copy (device to device) may still run on each
+     * device's default stream when it returns; the neighbours' sends, on
+     * their own devices' streams, must not meet it. */
+    for (int p = 0; p < dom->nparts; p++)
+        MGPU_TRY(mgpu_device_synchronize(slab_of(dom, p)->device));
+    double start = mgpu_now();
+    MGPU_TRY(streams_mark(dom, 0, 1));
+    long long step = 0;
+    if (graph)
+        MGPU_TRY(streams_graph_replay(dom, graph, steps, &step));
+    for (; step < steps; step++)
+        MGPU_TRY(streams_step(dom, step, compute));
+    *host_seconds = mgpu_now() - start;
+    MGPU_TRY(streams_synchronize(dom));
+    *seconds = mgpu_now() - start;
+    return MGPU_OK;
+}

@@ -1,0 +1,323 @@
+/* streams.c - mgpu-streams: one host thread drives every device through
+ * asynchronous streams and events (book chapter 11).
+ *
+ * By default each step overlaps the halo exchange with the computation
+ * (overlap.c): every device computes its edge rows first and sends them to
+ * its neighbours while its interior computes, and the host never waits for a
+ * device until the run ends.  --overlap=off issues the same without the
+ * overlap, and each run measures the other setting too, so that the gain is
+ * measured in one run.  --graph replays the steps from a CUDA graph
+ * (graph.c), --pipeline streams a field held in host memory through the
+ * devices in chunks (pipeline-run.c), and --monitor runs all steps in one
+ * persistent kernel per device whose progress a monitor kernel reports to the
+ * host (monitor.c).  --compare-exchange times the halos alone with
+ * cudaMemcpyPeer and with cudaMemcpyPeerAsync, the book's table 11.1.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "streams.h"
+
+static const char *const overlap_names[] = {"off", "on", NULL};
+static streams_options options = {.overlap = 1};
+
+static const mgpu_extra_option extra[] = {
+    {"overlap", "send the edge rows while the interior rows compute", overlap_names, 0, 1, 0,
+     &options.overlap},
+    {"graph", "capture two steps of every device into a CUDA graph once, then replay it",
+     NULL, 0, 0, 1, &options.graph},
+    {"compare-exchange", "also time the halos alone with cudaMemcpyPeer and "
+                         "cudaMemcpyPeerAsync (the book's table 11.1)",
+     NULL, 0, 0, 1, &options.compare_exchange},
+    {"pipeline", "keep the field in pinned host memory and stream it through the devices "
+                 "in chunks each step (book 11.1)",
+     NULL, 0, 0, 1, &options.pipeline},
+    {"chunks", "--pipeline: chunks per device and step; 0: the fewest that fit "
+               "--device-memory, at least 8 per stream",
+     NULL, 0, INT_MAX, 0, &options.chunks},
+    {"streams", "--pipeline: streams per device; 0: 3 (upload, compute, download)", NULL, 0,
+     64, 0, &options.streams},
+    {"device-memory", "--pipeline: bytes each device may hold, with K, M, G or T (powers of "
+                      "1024) if wanted; 0: nine tenths of what it has free",
+     NULL, 0, 1LL << 62, 0, &options.device_memory},
+    {"monitor", "run all steps in one persistent kernel per device and print its progress, "
+                "which a monitor kernel passes on (book 11.2)",
+     NULL, 0, 0, 1, &options.monitor},
+    {NULL, NULL, NULL, 0, 0, 0, NULL},
+};
+
+static const mgpu_program program = {
+    .name = "mgpu-streams",
+    .strategy = "streams",
+    .summary = "one host thread, asynchronous streams and events: each device sends its edge "
+               "rows while its interior computes",
+    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER) |
+                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER_ASYNC) |
+                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT),
+    .extra = extra,
+};
+
+/* ------------------------------------------------- checking the request */
+
+/* What the options mean together, and what the backend can do; the
+ * backend is known only here, after mgpu_main has chosen it. */
+static mgpu_status check_request(const streams_options *o, const mgpu_options *opt)
+{
+    if (o->graph + o->pipeline + o->monitor > 1)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--graph, --pipeline, --monitor: these are "
+                                              "modes (accepted: one of them at most)");
+    if (!o->pipeline && (o->chunks || o->streams || o->device_memory))
+        return mgpu_error_set(MGPU_ERR_USAGE, "--chunks, --streams, --device-memory: they "
+                                              "size the chunks of --pipeline, which was not "
+                                              "asked for");
+    if (o->compare_exchange && (o->pipeline || o->monitor))
+        return mgpu_error_set(MGPU_ERR_USAGE, "--compare-exchange: times the exchange of the "
+                                              "default and --graph modes, not of %s",
+                              o->pipeline ? "--pipeline" : "--monitor");
+    if ((o->graph || o->monitor) && mgpu_backend_active() != MGPU_BACKEND_CUDA)
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "%s: needs the CUDA backend, and this run has the %s backend, "
+                              "which runs work as it is issued: %s (use --backend=cuda on a "
+                              "machine with a GPU)",
+                              o->graph ? "--graph" : "--monitor",
+                              mgpu_backend_name(mgpu_backend_active()),
+                              o->graph ? "there is no graph to capture"
+                                       : "no kernel is ever running to be watched");
+    if (o->graph && opt->exchange == MGPU_EXCHANGE_PEER)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=peer: cudaMemcpyPeer synchronises "
+                                              "the devices and cannot be captured into a "
+                                              "graph (accepted with --graph: peer-async, "
+                                              "direct)");
+    if (o->pipeline && opt->exchange != MGPU_EXCHANGE_AUTO)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange: --pipeline keeps the field in host "
+                                              "memory, where the devices' rows meet, and "
+                                              "exchanges nothing between devices (leave "
+                                              "--exchange out)");
+    if (o->monitor && opt->exchange != MGPU_EXCHANGE_AUTO &&
+        opt->exchange != MGPU_EXCHANGE_DIRECT)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange: --monitor's kernels write their "
+                                              "neighbours' halos themselves (accepted: "
+                                              "direct, or leave --exchange out)");
+    return MGPU_OK;
+}
+
+/* ------------------------------------------------- the overlapped steps */
+
+/* WARMUP untimed runs, then REPEATS timed ones: their times into SECONDS
+ * and the host's time to issue them into HOST. */
+static mgpu_status time_runs(streams_domain *dom, const mgpu_run *run, int compute,
+                             mgpu_graph *graph, double *seconds, double *host)
+{
+    for (int r = 0; r < run->warmup + run->repeats; r++) {
+        double s, h;
+        MGPU_TRY(streams_run(dom, run->opt->steps, compute, graph, &s, &h));
+        if (r >= run->warmup) {
+            seconds[r - run->warmup] = s;
+            host[r - run->warmup] = h;
+        }
+    }
+    return MGPU_OK;
+}
+
+static double median(double *samples, int n) { return mgpu_stats_of(samples, n).median; }
+
+/* The median time of the same runs done otherwise: the other overlap
+ * setting, no graph, or the halos alone with another exchange mode. */
+static mgpu_status time_variant(streams_domain *dom, const mgpu_run *run, int compute,
+                                double *seconds, double *host)
+{
+    double *s = calloc((size_t) run->repeats, sizeof *s);
+    double *h = calloc((size_t) run->repeats, sizeof *h);
+    mgpu_status status = s && h ? time_runs(dom, run, compute, NULL, s, h)
+                                : mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory");
+    if (status == MGPU_OK) {
+        *seconds = median(s, run->repeats);
+        *host = median(h, run->repeats);
+    }
+    free(s);
+    free(h);
+    return status;
+}
+
+/* Table 11.1: the halos alone, each step, by cudaMemcpyPeer and by
+ * cudaMemcpyPeerAsync. */
+static mgpu_status compare_exchange(streams_domain *dom, const mgpu_run *run)
+{
+    static const mgpu_exchange modes[2] = {MGPU_EXCHANGE_PEER, MGPU_EXCHANGE_PEER_ASYNC};
+    static const char *const keys[2] = {"halo_peer_ms", "halo_peer_async_ms"};
+    mgpu_exchange mode = dom->mode;
+    double ms[2], host;
+    mgpu_status status = MGPU_OK;
+    for (int k = 0; k < 2 && status == MGPU_OK; k++) {
+        dom->mode = modes[k];
+        status = time_variant(dom, run, 0, &ms[k], &host);
+        ms[k] *= 1e3 / (double) run->opt->steps;
+        mgpu_record_set_number(run->record, keys[k], ms[k]);
+    }
+    dom->mode = mode;
+    if (status == MGPU_OK)
+        mgpu_record_set_number(run->record, "halo_async_gain", ms[0] / ms[1]);
+    return status;
+}
+
+/* The record's own fields: the mode's comparison, measured in this run. */
+static mgpu_status compare(const streams_options *o, streams_domain *dom, const mgpu_run *run,
+                           double time_s, double host_s)
+{
+    mgpu_record *rec = run->record;
+    double steps = (double) run->opt->steps, other_s, other_host_s;
+    mgpu_record_set_text(rec, "mode", o->graph ? "graph" : "overlap");
+    mgpu_record_set_text(rec, "overlap", o->overlap ? "on" : "off");
+    mgpu_record_set_number(rec, "host_us_per_step", host_s / steps * 1e6);
+    if (o->graph) {
+        MGPU_TRY(time_variant(dom, run, 1, &other_s, &other_host_s));
+        mgpu_record_set_number(rec, "time_nograph_s", other_s);
+        mgpu_record_set_number(rec, "host_us_per_step_nograph", other_host_s / steps * 1e6);
+        mgpu_record_set_number(rec, "graph_gain", other_s / time_s);
+    } else {
+        dom->overlap = !dom->overlap;
+        mgpu_status status = time_variant(dom, run, 1, &other_s, &other_host_s);
+        dom->overlap = !dom->overlap;
+        MGPU_TRY(status);
+        double on = o->overlap ? time_s : other_s, off = o->overlap ? other_s : time_s;
+        mgpu_record_set_number(rec, "time_overlap_on_s", on);
+        mgpu_record_set_number(rec, "time_overlap_off_s", off);
+        mgpu_record_set_number(rec, "overlap_gain", off / on);
+    }
+    return o->compare_exchange ? compare_exchange(dom, run) : MGPU_OK;
+}
+
+/* The asked runs, the field they leave, then (for the record) the runs to
+ * compare them with, which overwrite that field. */
+static mgpu_status measure(const streams_options *o, streams_domain *dom, mgpu_run *run,
+                           mgpu_graph *graph)
+{
+    double *host = calloc((size_t) run->repeats, sizeof *host);
+    if (!host)
+        return mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory");
+    mgpu_status status = time_runs(dom, run, run->compute, graph, run->seconds, host);
+    for (int p = 0; p < dom->nparts && status == MGPU_OK && run->field; p++)
+        status = mgpu_stencil_gather(dom->st, p, run->opt->steps, run->field);
+    if (status == MGPU_OK && run->field)
+        mgpu_field_fill_halo_rows(run->field, run->opt->kernel, run->opt->nx, run->opt->ny);
+    /* mgpu_stats_of sorts the samples in place; the driver sorts them anyway. */
+    if (status == MGPU_OK && run->record && run->compute)
+        status = compare(o, dom, run, median(run->seconds, run->repeats),
+                         median(host, run->repeats));
+    free(host);
+    return status;
+}
+
+static mgpu_status overlapped(const streams_options *o, mgpu_run *run)
+{
+    /* cudaMemcpyPeerAsync needs no peer access (the driver stages the copy
+     * where there is none), so it is the default on any machine. */
+    mgpu_exchange mode = run->opt->exchange == MGPU_EXCHANGE_AUTO ? MGPU_EXCHANGE_PEER_ASYNC
+                                                                  : run->opt->exchange;
+    streams_domain dom;
+    mgpu_graph *graph = NULL;
+    mgpu_status status = streams_domain_create(&dom, run->opt, run->ndevices, mode,
+                                               (int) o->overlap);
+    if (status == MGPU_OK && run->record)
+        run->record->exchange = dom.mode;
+    if (status == MGPU_OK && o->graph)
+        status = streams_graph_capture(&dom, run->compute, &graph);
+    if (status == MGPU_OK)
+        status = measure(o, &dom, run, graph);
+    mgpu_graph_destroy(graph);
+    streams_domain_destroy(&dom);
+    return status;
+}
+
+static mgpu_status streams_strategy(void *ctx, mgpu_run *run)
+{
+    const streams_options *o = ctx;
+    MGPU_TRY(check_request(o, run->opt));
+    if (o->pipeline)
+        return streams_pipeline(o, run);
+    if (o->monitor)
+        return streams_monitor(o, run);
+    return overlapped(o, run);
+}
+
+/* ------------------------------------------------------- sizes, main */
+
+/* TEXT as a byte count: digits, then optionally K, M, G or T (powers of
+ * 1024).  0 when it is not one, or too large. */
+static int parse_size(const char *text, unsigned long long *bytes)
+{
+    static const char units[] = "KMGT";
+    char *end;
+    if (*text < '0' || *text > '9')
+        return 0;
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    if (errno == ERANGE)
+        return 0;
+    if (*end) {
+        const char *unit = strchr(units, *end);
+        if (!unit || end[1])
+            return 0;
+        for (long shift = 0; shift <= unit - units; shift++) {
+            if (n > (ULLONG_MAX >> 10))
+                return 0;
+            n <<= 10;
+        }
+    }
+    *bytes = n;
+    return 1;
+}
+
+/* --device-memory=SIZE: the common parser takes plain integers, so ARGS
+ * gets ARGV with each size that has a unit replaced by its byte count (in
+ * TEXT[i]), before the parser sees it (a number too large for it is still
+ * its to refuse).  -1 to go on, or the exit code. */
+static int expand_sizes(int argc, char **argv, char **args, char (*text)[48])
+{
+    static const char option[] = "--device-memory";
+    const size_t n = sizeof option - 1;
+    memcpy(args, argv, (size_t) argc * sizeof *args);
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *size;
+        const char *prefix = "";
+        if (strncmp(argv[i], option, n) == 0 && argv[i][n] == '=') {
+            size = argv[i] + n + 1; /* --device-memory=SIZE */
+            prefix = "--device-memory=";
+        } else if (strcmp(argv[i], option) == 0 && i + 1 < argc) {
+            size = argv[++i]; /* --device-memory SIZE */
+        } else {
+            continue;
+        }
+        unsigned long long bytes;
+        if (!parse_size(size, &bytes)) {
+            mgpu_error(&program, "%s: '%s' is not a size (accepted: a number of bytes, or of "
+                                 "K, M, G or T, such as 512M or 4G)",
+                       option, size);
+            return 2;
+        }
+        snprintf(text[i], sizeof text[i], "%s%llu", prefix, bytes);
+        args[i] = text[i];
+    }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    char **args = calloc((size_t) argc + 1, sizeof *args);
+    char (*text)[48] = calloc((size_t) argc, sizeof *text);
+    int code = 1;
+    if (!args || !text)
+        mgpu_error(&program, "out of host memory for the command line");
+    else if ((code = expand_sizes(argc, argv, args, text)) < 0)
+        code = mgpu_main(&program, argc, args, streams_strategy, &options);
+    free(args);
+    free(text);
+    return code;
+}

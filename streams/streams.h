@@ -1,0 +1,85 @@
+/* streams.h - what the files of mgpu-streams share. */
+#ifndef STREAMS_H
+#define STREAMS_H
+
+#include "mgpu.h"
+
+/* The program's own options, as the command line left them (long long, as
+ * the parser writes them). */
+typedef struct streams_options {
+    long long overlap;          /* 1: edge rows overlap the interior (default) */
+    long long graph;            /* replay the steps from a CUDA graph */
+    long long pipeline;         /* stream the field from host memory in chunks */
+    long long monitor;          /* one persistent kernel, watched by a monitor */
+    long long compare_exchange; /* also time the halos with peer and peer-async */
+    long long chunks;           /* --pipeline: chunks per device; 0: chosen */
+    long long streams;          /* --pipeline: streams per device; 0: chosen */
+    long long device_memory;    /* --pipeline: bytes per device; 0: what is free */
+} streams_options;
+
+/* ------------------------------------------------ the overlapped step (overlap.c) */
+
+/* One part's streams and events.  Each event comes twice, indexed by the
+ * buffer (0 or 1) whose rows it announces: the step that writes buffer w
+ * records the w events, and waits for the 1-w ones of the step before. */
+typedef struct streams_part {
+    mgpu_stream *interior;        /* the stencil's stream: the interior rows */
+    mgpu_stream *up, *down;       /* high priority: the first and the last row,
+                                     each computed and sent on its own stream */
+    mgpu_event *top_done[2];      /* the first row is computed */
+    mgpu_event *bottom_done[2];   /* the last row is computed */
+    mgpu_event *interior_done[2]; /* the rows between are computed */
+    mgpu_event *sent_up[2];       /* the first row is in the above part's halo */
+    mgpu_event *sent_down[2];     /* the last row is in the below part's halo */
+    mgpu_event *joined[3];        /* up, down, interior: their work so far */
+} streams_part;
+
+typedef struct streams_domain {
+    mgpu_stencil *st;
+    int nparts;
+    long long nx;
+    mgpu_exchange mode; /* how edge rows travel: peer, peer-async or direct */
+    int overlap;        /* 0: one stream per part, compute then send */
+    mgpu_event *fork;   /* on the origin, part 0's interior stream */
+    streams_part part[MGPU_MAX_DEVICES];
+} streams_domain;
+
+mgpu_status streams_domain_create(streams_domain *dom, const mgpu_options *opt, int nparts,
+                                  mgpu_exchange mode, int overlap);
+void streams_domain_destroy(streams_domain *dom);
+
+/* Announce buffer STEP%2 as ready to the next step's waits: record its
+ * events, after sending its edge rows when SEND (the first step needs that:
+ * mgpu_stencil_reset leaves the exchanged halos poisoned). */
+mgpu_status streams_mark(streams_domain *dom, long long step, int send);
+/* Issue step STEP on every part; with COMPUTE 0 the kernels are left out. */
+mgpu_status streams_step(streams_domain *dom, long long step, int compute);
+/* Every stream in use waits for the origin's work so far (fork), or the
+ * origin for every stream's (join). */
+mgpu_status streams_fork(streams_domain *dom);
+mgpu_status streams_join(streams_domain *dom);
+mgpu_status streams_synchronize(streams_domain *dom);
+
+/* One run from the initial field: STEPS steps issued one by one, or, with
+ * GRAPH, replayed from it two at a time.  *HOST_SECONDS gets the host's time
+ * to issue them, *SECONDS the time until the devices are done. */
+mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_graph *graph,
+                        double *seconds, double *host_seconds);
+
+/* --------------------------------------------------- CUDA graphs (graph.c) */
+
+/* Capture steps 0 and 1 (the buffers' parity comes round again) of every
+ * device into a graph. */
+mgpu_status streams_graph_capture(streams_domain *dom, int compute, mgpu_graph **graph);
+/* From the state streams_mark(dom, 0, 1) leaves: replay GRAPH for the even
+ * number of steps in STEPS; *DONE gets how many.  When a step is left over,
+ * the streams are left ready for streams_step to issue it. */
+mgpu_status streams_graph_replay(streams_domain *dom, mgpu_graph *graph, long long steps,
+                                 long long *done);
+
+/* ------------------------------------------------------------- the modes */
+
+mgpu_status streams_pipeline(const streams_options *o, mgpu_run *run);
+mgpu_status streams_monitor(const streams_options *o, mgpu_run *run);
+
+#endif /* STREAMS_H */

@@ -1,0 +1,112 @@
+#!/bin/sh
+# cuda-p2p.sh - mgpu-p2p and mgpu-compare on GPUs: every copy matrix of
+# every GPU pair measured, verified and shaped right; peer copies faster
+# than staged ones where NVLink joins a pair; a corrupted byte caught by the
+# check kernel in device memory and by the host in pinned memory; and
+# mgpu-compare on 1 to all GPUs (at most 4), every run verified.
+# Skips (exit 77) when there is no usable GPU.
+. "$top_srcdir/tests/lib.sh"
+p2p="$top_builddir/bench/mgpu-p2p"
+compare="$top_builddir/bench/mgpu-compare"
+tmp="${TMPDIR:-/tmp}/mgpu-cuda-p2p.$$"
+trap 'rm -rf "$tmp" "$tmp".*' EXIT
+
+probe=$("$p2p" --backend=cuda --devices=1 --bytes=4K --sizes=none --repeat=1 --warmup=0 \
+        --format=json 2>&1)
+if [ $? -ne 0 ]; then
+    echo "SKIP: no usable GPU: $probe" | head -3
+    exit 77
+fi
+gpus=$(printf '%s\n' "$probe" | json_field backend_reason | sed 's/ .*//')
+echo "# $gpus GPU(s)"
+
+# py DESCRIPTION FILE CODE: CODE raises nothing; DATA is FILE's JSON.
+py() {
+    if [ -z "$PYTHON3" ]; then
+        echo "ok $((tap_count += 1)) - $1 # SKIP python3 not found"
+        return
+    fi
+    if "$PYTHON3" - "$2" >"$tmp.py" 2>&1 <<EOF
+import json, sys
+DATA = json.load(open(sys.argv[1]))
+$3
+EOF
+    then
+        tap 0 "$1"
+    else
+        tap 1 "$1"
+        sed 's/^/# /' "$tmp.py"
+    fi
+}
+
+run_limited "$p2p" --backend=cuda --bytes=64M --sizes=4K:64M --repeat=3 --format=json \
+    >"$tmp.json" 2>"$tmp.err"
+code=$?
+tap "$code" "mgpu-p2p on $gpus GPU(s), 64 MiB copies: exit 0 (exit $code)"
+[ "$code" -eq 0 ] || sed 's/^/# stderr: /' "$tmp.err"
+
+py "every pair with peer access measured, each matrix $gpus x $gpus" "$tmp.json" "
+n = DATA['devices']
+f = DATA['figures']
+assert n == $gpus and DATA['backend'] == 'cuda', (n, DATA['backend'])
+for key in ('peer_access', 'link', 'peer_bw_one_way', 'peer_bw_both_ways', 'staged_bw_one_way',
+            'staged_bw_both_ways', 'peer_latency_us', 'staged_latency_us'):
+    m = f[key]['value']
+    assert len(m) == n and all(len(r) == n for r in m), key
+for a in range(n):
+    for b in range(n):
+        if a == b:
+            continue
+        assert f['link']['value'][a][b] in ('NVLink', 'PCIe', 'none'), f['link']['value']
+        assert f['staged_bw_one_way']['value'][a][b] > 0
+        if f['peer_access']['value'][a][b]:
+            assert f['peer_bw_one_way']['value'][a][b] > 0
+            assert f['peer_latency_us']['value'][a][b] > 0
+assert all(row[0] > 100 for row in f['local_bw']['value']), f['local_bw']['value']
+assert all(v > 1 for row in f['host_bw']['value'] for v in row), f['host_bw']['value']"
+
+py "NVLink pairs: peer copies beat staged ones, both ways beat one way" "$tmp.json" "
+f = DATA['figures']
+n = DATA['devices']
+for a in range(n):
+    for b in range(n):
+        if a != b and f['link']['value'][a][b] == 'NVLink':
+            one, staged = f['peer_bw_one_way']['value'][a][b], f['staged_bw_one_way']['value'][a][b]
+            assert one > 2 * staged, (a, b, one, staged)
+            assert f['peer_bw_both_ways']['value'][a][b] > 1.3 * one, (a, b)"
+
+# Check 1 is a device-memory destination (host-to-device); with one device,
+# one sample and no warm-up, check 2 is pinned host memory (device-to-host).
+for n in 1 2; do
+    MGPU_P2P_CORRUPT=$n run_limited "$p2p" --backend=cuda --devices=1 --bytes=1M --sizes=none \
+        --repeat=1 --warmup=0 >/dev/null 2>"$tmp.err"
+    code=$?
+    if [ "$code" -eq 1 ] && grep -q "verification failed: .*1 of 1048576 bytes wrong" "$tmp.err"
+    then
+        tap 0 "MGPU_P2P_CORRUPT=$n: caught, exit 1"
+    else
+        tap 1 "MGPU_P2P_CORRUPT=$n: caught, exit 1 (exit $code)"
+        sed 's/^/# stderr: /' "$tmp.err"
+    fi
+done
+
+mpirun=${MPIRUN:-$(command -v mpirun)}
+launch=${mpirun:-mpirun}
+if [ -n "$mpirun" ] && "$mpirun" --version 2>&1 | grep -q "Open MPI"; then
+    launch="$mpirun --allow-run-as-root --oversubscribe --bind-to none"
+fi
+most=$gpus
+[ "$most" -gt 4 ] && most=4
+run_limited "$compare" --backend=cuda --devices=1-"$most" --nx=2048 --ny=2048 --steps=20 \
+    --repeat=1 --mpirun="$launch" --output="$tmp" >"$tmp.table" 2>"$tmp.err"
+code=$?
+tap "$code" "mgpu-compare on 1 to $most GPU(s): exit 0 (exit $code)"
+[ "$code" -eq 0 ] || tail -20 "$tmp.err" | sed 's/^/# stderr: /'
+py "mgpu-compare: every run passed or skipped, verified" "$tmp/results.json" "
+assert DATA and {r['devices'] for r in DATA} == set(range(1, $most + 1)), DATA
+for r in DATA:
+    assert r['status'] in ('ok', 'skipped') and r['backend'] == 'cuda', r
+    assert r['status'] != 'ok' or r['verified'] is True, r"
+
+echo "1..$tap_count"
+[ "$tap_failed" -eq 0 ]
