@@ -49,6 +49,7 @@ mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info)
     }
 #endif
     snprintf(info->name, sizeof info->name, "host device %d", device);
+    info->total_bytes = info->free_bytes = mgpu_host_memory_bytes();
     return MGPU_OK;
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mgpu-private.h"
 
@@ -18,6 +19,14 @@ static void *host_aligned(size_t bytes)
     if (rounded < bytes)
         return NULL;
     return aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN);
+}
+
+size_t mgpu_host_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return 0; /* unknown: no limit */
+    return (size_t) pages * (size_t) page;
 }
 
 mgpu_status mgpu_malloc(int device, size_t bytes, void **ptr)
@@ -41,6 +50,14 @@ mgpu_status mgpu_malloc(int device, size_t bytes, void **ptr)
         return MGPU_OK;
     }
 #endif
+    /* A host "device" holds at most the machine's memory, as a GPU holds at
+     * most its own: asking for more fails at once, where an overcommitting
+     * kernel would grant it and then page for minutes. */
+    size_t capacity = mgpu_host_memory_bytes();
+    if (capacity && bytes > capacity)
+        return mgpu_fail(MGPU_ERR_NOMEM, "allocation of %zu bytes on host device %d: more "
+                                         "than the %zu bytes of host memory", bytes, device,
+                         capacity);
     *ptr = host_aligned(bytes);
     if (!*ptr)
         return mgpu_fail(MGPU_ERR_NOMEM, "allocation of %zu bytes on host device %d failed",

@@ -86,6 +86,10 @@ int mgpu_devices_available(void);
 /* Fail with MGPU_ERR_USAGE unless DEVICE is a device of the active backend. */
 mgpu_status mgpu_check_device(int device);
 
+/* Physical memory of this machine in bytes (0 when unknown): the capacity
+ * of a host-backend device. */
+size_t mgpu_host_memory_bytes(void);
+
 /* Set WIDTH_BYTES of each of ROWS rows, PITCH_BYTES apart, to BYTE; done
  * on return. */
 mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte,

@@ -96,9 +96,17 @@ mgpu_status mgpu_copy_peer_async(void *dst, int dst_device, const void *src, int
 {
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
-        MGPU_CUDA(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes,
-                                      mgpu_stream_cuda(stream)),
-                  src_device);
+        cudaStream_t s = mgpu_stream_cuda(stream);
+        enum cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+        MGPU_CUDA(cudaStreamIsCapturing(s, &capturing), src_device);
+        /* A graph cannot hold cudaMemcpyPeerAsync; with unified addressing
+         * cudaMemcpyAsync is the same copy, and a graph can (book 11.3 names
+         * both). */
+        if (capturing != cudaStreamCaptureStatusNone)
+            MGPU_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s), src_device);
+        else
+            MGPU_CUDA(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, s),
+                      src_device);
         return MGPU_OK;
     }
 #endif

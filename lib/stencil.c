@@ -211,10 +211,15 @@ void mgpu_stencil_destroy(mgpu_stencil *st)
 {
     if (!st)
         return;
+    /* Nothing may still use the buffers when they are freed: not the parts'
+     * streams, and not a copy on a device's default stream (cudaMemcpyPeer)
+     * that writes a neighbour's halo.  A failed device cannot be waited for;
+     * its buffers are freed all the same. */
+    for (int p = st->first; p < st->first + st->count; p++)
+        if (st->parts[p].stream)
+            mgpu_device_synchronize(st->parts[p].slab.device);
     for (int p = st->first; p < st->first + st->count; p++) {
         part *pt = &st->parts[p];
-        if (pt->stream)
-            mgpu_stream_synchronize(pt->stream); /* nothing may still use the buffers */
         for (int b = 0; b < 2; b++) {
             mgpu_free(pt->slab.device, pt->buf[b]);
             mgpu_host_free(pt->edges[b]);
@@ -458,7 +463,12 @@ mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)
 
 mgpu_status mgpu_stencil_synchronize(mgpu_stencil *st, int p)
 {
-    return mgpu_stream_synchronize(st->parts[p].stream);
+    MGPU_TRY(mgpu_stream_synchronize(st->parts[p].stream));
+    /* cudaMemcpyPeer runs on the current device's legacy default stream,
+     * which waiting for the part's own stream does not cover. */
+    if (st->mode == MGPU_EXCHANGE_PEER)
+        MGPU_TRY(mgpu_stream_synchronize(NULL));
+    return MGPU_OK;
 }
 
 mgpu_status mgpu_stencil_gather(mgpu_stencil *st, int p, long long steps, float *field)

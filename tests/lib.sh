@@ -17,10 +17,11 @@ tap() {
     fi
 }
 
-# Run a program with a time limit, so that a hang fails instead of stalling.
+# Run a program with a time limit ($limit seconds, default 120), so that a
+# hang fails instead of stalling.
 run_limited() {
     if command -v timeout >/dev/null 2>&1; then
-        timeout 120 "$@"
+        timeout "${limit:-120}" "$@"
     else
         "$@"
     fi
