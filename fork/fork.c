@@ -34,9 +34,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "mgpu.h"
 
@@ -426,13 +423,9 @@ static int worker_main(shared *sh, const mgpu_run *run, int part, mgpu_backend b
                        int host_devices)
 {
     worker w = {.run = run, .sh = sh, .part = part, .nparts = run->ndevices};
-#ifdef _OPENMP
-    /* The worker's OpenMP runtime (the host backend's kernels, the initial
-     * field) would take every core, as would each of the others': each
-     * takes its share instead. */
-    int share = omp_get_num_procs() / run->ndevices;
-    omp_set_num_threads(share > 1 ? share : 1);
-#endif
+    /* The worker's host kernels and initial field would take every core,
+     * as would each of the others': each takes its share instead. */
+    mgpu_host_share_cores(run->ndevices);
     /* CUDA starts here, in the worker, after the fork. */
     mgpu_status status = mgpu_init(backend, host_devices);
     if (status == MGPU_OK)

@@ -6,6 +6,9 @@
 
 #include <math.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "mgpu-private.h"
 
@@ -30,8 +33,10 @@ static inline float jacobi_cell(const float *row, const float *above, const floa
     return 0.25f * sum;
 }
 
-/* Below this many cells a step is not worth waking a team of threads. */
-#define PARALLEL_CELLS (1LL << 16)
+/* Below this many cells (16 MiB of floats, milliseconds of work) a step is
+ * not worth waking a team of threads: on many cores the wake-up costs more
+ * than the work. */
+#define PARALLEL_CELLS (1LL << 22)
 
 /* The host kernel: rows are shared among the cores (OpenMP) and each row is
  * computed a vector of cells at a time (omp simd).  Neither changes a bit of
@@ -56,6 +61,16 @@ void mgpu_stencil_rows_host(mgpu_kernel kernel, const float *in, float *out, lon
                 dst[i] = jacobi_cell(row, above, below, i);
         }
     }
+}
+
+void mgpu_host_share_cores(int workers)
+{
+#ifdef _OPENMP
+    int share = omp_get_num_procs() / (workers > 0 ? workers : 1);
+    omp_set_num_threads(share > 1 ? share : 1);
+#else
+    (void) workers;
+#endif
 }
 
 mgpu_status mgpu_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,

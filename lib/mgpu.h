@@ -200,6 +200,11 @@ const char *mgpu_kernel_name(mgpu_kernel kernel);
 void mgpu_stencil_rows_host(mgpu_kernel kernel, const float *in, float *out, long long nx,
                             size_t pitch, long long r0, long long r1);
 
+/* For a worker (thread or process) that runs host-backend kernels beside
+ * WORKERS-1 others: its kernels take its share of the cores, not all of
+ * them each.  Call it in the worker, before its first kernel. */
+void mgpu_host_share_cores(int workers);
+
 /* The same on a device, launched on STREAM (host backend: at once). */
 mgpu_status mgpu_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
                               size_t pitch, long long r0, long long r1, mgpu_stream *stream);

@@ -67,6 +67,8 @@ static void find_place(void)
     MPI_Comm_rank(node, &me.local_rank);
     MPI_Comm_size(node, &me.local_ranks);
     MPI_Comm_free(&node);
+    /* The ranks of a node run their host kernels side by side. */
+    mgpu_host_share_cores(me.local_ranks);
     int leader = me.local_rank == 0, length;
     MPI_Allreduce(&leader, &me.hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Get_processor_name(me.host, &length);

@@ -172,6 +172,7 @@ static void *step_worker(void *arg)
     int p = w->part;
     if (!team_complete(t))
         return NULL;
+    mgpu_host_share_cores(run->ndevices);
     mgpu_status status = mgpu_device_set(device_of(st, p));
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         bool timed = r >= run->warmup;
@@ -293,6 +294,7 @@ static void *persistent_worker(void *arg)
     int p = w->part;
     if (!team_complete(t))
         return NULL;
+    mgpu_host_share_cores(t->run->ndevices);
     mgpu_status status = mgpu_device_set(device_of(t->st, p));
     for (;;) {
         pthread_barrier_wait(&t->start);

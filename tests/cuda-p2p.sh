@@ -63,7 +63,9 @@ for a in range(n):
             assert f['peer_bw_one_way']['value'][a][b] > 0
             assert f['peer_latency_us']['value'][a][b] > 0
 assert all(row[0] > 100 for row in f['local_bw']['value']), f['local_bw']['value']
-assert all(v > 1 for row in f['host_bw']['value'] for v in row), f['host_bw']['value']"
+# Pageable copies can crawl where the host backs memory on first touch
+# (0.9 GB/s seen on a VM): measured and positive is what is asserted.
+assert all(v > 0 for row in f['host_bw']['value'] for v in row), f['host_bw']['value']"
 
 py "NVLink pairs: peer copies beat staged ones, both ways beat one way" "$tmp.json" "
 f = DATA['figures']
@@ -105,7 +107,7 @@ code=$?
 tap "$code" "mgpu-compare on 1 and $most GPU(s): exit 0 (exit $code)"
 [ "$code" -eq 0 ] || tail -20 "$tmp.err" | sed 's/^/# stderr: /'
 py "mgpu-compare: every run passed or skipped, verified" "$tmp/results.json" "
-assert DATA and {r['devices'] for r in DATA} == set(range(1, $most + 1)), DATA
+assert DATA and {r['devices'] for r in DATA} == {1, $most}, DATA
 for r in DATA:
     assert r['status'] in ('ok', 'skipped') and r['backend'] == 'cuda', r
     assert r['status'] != 'ok' or r['verified'] is True, r"
