@@ -9,16 +9,25 @@
 
 #include "mgpu-private.h"
 
-/* The copy that measures the ceiling: large enough to leave every cache
- * behind on a GPU, small enough to be quick on the host. */
+/* The copy that measures a GPU's ceiling: large enough to leave every
+ * cache behind. */
 #define CEILING_BYTES_CUDA ((size_t) 1 << 30)
-#define CEILING_BYTES_HOST ((size_t) 32 << 20)
+/* On the host, where the caches are a good part of the memory a small grid
+ * needs, the copy is as large as the field (a step reads and writes as many
+ * bytes), within these bounds: small grids stay quick to test, and large
+ * ones are measured against memory, not against the last-level cache. */
+#define CEILING_BYTES_HOST_MIN ((size_t) 1 << 20)
+#define CEILING_BYTES_HOST_MAX ((size_t) 256 << 20)
 
-mgpu_status mgpu_copy_ceiling_device(int device, double *gbps)
+mgpu_status mgpu_copy_ceiling_device(int device, size_t field_bytes, double *gbps)
 {
     *gbps = 0.0;
-    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
-        return mgpu_copy_bandwidth(0, CEILING_BYTES_HOST, gbps);
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA) {
+        size_t bytes = field_bytes < CEILING_BYTES_HOST_MIN   ? CEILING_BYTES_HOST_MIN
+                       : field_bytes > CEILING_BYTES_HOST_MAX ? CEILING_BYTES_HOST_MAX
+                                                              : field_bytes;
+        return mgpu_copy_bandwidth(0, bytes, gbps);
+    }
     mgpu_device_info info;
     MGPU_TRY(mgpu_device_info_get(device, &info));
     size_t bytes = CEILING_BYTES_CUDA;
@@ -27,14 +36,14 @@ mgpu_status mgpu_copy_ceiling_device(int device, double *gbps)
     return mgpu_copy_bandwidth(device, bytes, gbps);
 }
 
-mgpu_status mgpu_copy_ceiling(int ndevices, double *gbps)
+mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps)
 {
     *gbps = 0.0;
     if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
-        return mgpu_copy_ceiling_device(0, gbps);
+        return mgpu_copy_ceiling_device(0, field_bytes, gbps);
     for (int d = 0; d < ndevices; d++) {
         double one;
-        MGPU_TRY(mgpu_copy_ceiling_device(d, &one));
+        MGPU_TRY(mgpu_copy_ceiling_device(d, field_bytes, &one));
         *gbps += one;
     }
     return MGPU_OK;
@@ -111,9 +120,10 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
      * has worked for seconds may run slower), and the higher one is kept, so
      * that the ratio to it is never flattered.  Workers in processes forbid
      * the "before" here: no CUDA in this process until they have run. */
+    size_t field_bytes = (size_t) opt.nx * (size_t) opt.ny * sizeof(float);
     double ceiling_before = 0.0;
     if (!program->forks && mgpu_backend_active() == MGPU_BACKEND_CUDA)
-        status = mgpu_copy_ceiling(ndevices, &ceiling_before);
+        status = mgpu_copy_ceiling(ndevices, field_bytes, &ceiling_before);
 
     mgpu_run run = {.opt = &opt, .ndevices = ndevices, .compute = 1, .warmup = opt.warmup,
                     .repeats = opt.repeat, .field = field, .record = &record};
@@ -142,7 +152,7 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
         record.baseline_s = one.median;
     }
     if (status == MGPU_OK)
-        status = mgpu_copy_ceiling(ndevices, &record.copy_gbps);
+        status = mgpu_copy_ceiling(ndevices, field_bytes, &record.copy_gbps);
     if (record.copy_gbps < ceiling_before)
         record.copy_gbps = ceiling_before;
     if (status == MGPU_OK && field)

@@ -540,15 +540,16 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
               void *ctx);
 
 /* Sum of the copy bandwidths of devices 0..NDEVICES-1 (host backend: one
- * memcpy, since host "devices" share one memory). */
-mgpu_status mgpu_copy_ceiling(int ndevices, double *gbps);
+ * copy on all cores, since host "devices" share one memory, of about
+ * FIELD_BYTES, the bytes of one buffer of the grid). */
+mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps);
 
 /* ------------------------------------- devices in several processes (mpi) */
 
 /* The copy bandwidth of DEVICE alone, one term of mgpu_copy_ceiling's sum
- * (host backend: the one memcpy), for a program whose devices are driven by
+ * (host backend: the one copy), for a program whose devices are driven by
  * several processes, each measuring its own. */
-mgpu_status mgpu_copy_ceiling_device(int device, double *gbps);
+mgpu_status mgpu_copy_ceiling_device(int device, size_t field_bytes, double *gbps);
 
 /* ------------------------------------------------------ the stream pipeline */
 

@@ -523,7 +523,9 @@ static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
     bool measures = mgpu_backend_active() == MGPU_BACKEND_CUDA ? me.local_rank < me.node_devices
                                                                : me.local_rank == 0;
     if (measures)
-        check(mgpu_copy_ceiling_device(me.device, &ceiling));
+        check(mgpu_copy_ceiling_device(me.device,
+                                       (size_t) opt->nx * (size_t) opt->ny * sizeof(float),
+                                       &ceiling));
     MPI_Reduce(&ceiling, &record.copy_gbps, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 
     int code = 0;
