@@ -13,17 +13,16 @@
 #include <string.h>
 
 #include "bench.h"
+#include "mgpu.h"
 
 int bench_usage(const char *program, const char *fmt, ...)
 {
+    char message[512];
     va_list ap;
-    flockfile(stderr);
-    fprintf(stderr, "%s: ", program);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    funlockfile(stderr);
+    mgpu_error(&(mgpu_program){.name = program}, "%s", message);
     return 2;
 }
 
