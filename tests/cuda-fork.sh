@@ -11,8 +11,11 @@ prog="$top_builddir/fork/mgpu-fork"
 require_gpus "$prog"
 
 common="--backend=cuda --repeat=1 --warmup=0"
-devices=1
-while [ "$devices" -le "$gpus" ]; do
+
+# on_devices DEVICES: every run on DEVICES devices; the device counts run at
+# once (for_each_device_count in lib.sh).
+on_devices() {
+    devices=$1
     modes="staged ipc"
     # ipc between two devices needs peer access; without it, ipc is a usage
     # error that says so, and auto must pick staged.
@@ -50,8 +53,8 @@ while [ "$devices" -le "$gpus" ]; do
             "$prog" --backend=cuda --verify=cpu --exchange=$exchange --devices=$devices \
             --nx=257 --ny=129 --steps=10 --repeat=3 --warmup=2 --baseline
     done
-    devices=$((devices + 1))
-done
+}
+for_each_device_count on_devices
 
 # A worker that fails on its device: exit 1 naming the device and the step,
 # within seconds (CUDA's start in every worker included), no process left.

@@ -9,8 +9,11 @@ prog="$top_builddir/single_thread/mgpu-single"
 require_gpus "$prog"
 
 common="--backend=cuda --repeat=1 --warmup=0"
-devices=1
-while [ "$devices" -le "$gpus" ]; do
+
+# on_devices DEVICES: every run on DEVICES devices; the device counts run at
+# once (for_each_device_count in lib.sh).
+on_devices() {
+    devices=$1
     for exchange in peer peer-async staged direct mapped; do
         for kernel in pattern2d jacobi; do
             for grid in "17 13 7" "101 53 5" "1001 7 3" "3 $((devices + 2)) 2"; do
@@ -27,7 +30,7 @@ while [ "$devices" -le "$gpus" ]; do
     check_run "context=driver, $devices devices" \
         "$prog" $common --verify=cpu --context=driver --devices=$devices \
         --nx=129 --ny=77 --steps=9
-    devices=$((devices + 1))
-done
+}
+for_each_device_count on_devices
 echo "1..$tap_count"
 [ "$tap_failed" -eq 0 ]

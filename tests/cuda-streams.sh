@@ -17,7 +17,10 @@ require_gpus "$prog"
 common="--backend=cuda --repeat=1 --warmup=0"
 cpu="$common --verify=cpu"
 
-for devices in $(printf '%s\n' 1 2 "$gpus" | awk -v n="$gpus" '$1 <= n && !seen[$1]++'); do
+# on_devices DEVICES: every run on DEVICES devices; the device counts (1, 2
+# and all) run at once (for_each_device_count in lib.sh).
+on_devices() {
+    devices=$1
     for kernel in pattern2d jacobi; do
         for grid in "17 13 7" "1001 $((2 * devices + 2)) 4" "3 $((devices + 2)) 3"; do
             set -- $grid
@@ -53,13 +56,15 @@ for devices in $(printf '%s\n' 1 2 "$gpus" | awk -v n="$gpus" '$1 <= n && !seen[
     done
     check_run "graph, overlap=off, $devices devices" \
         "$prog" $cpu --graph --overlap=off --devices=$devices --nx=129 --ny=77 --steps=9
-    [ "$devices" -gt 1 ] || continue
+    [ "$devices" -gt 1 ] || return 0
     for mode in "--overlap=on" "--graph" "--monitor" "--pipeline"; do
         check_run "N vs 1 device: $mode, $devices devices, 2049 x 1031" \
             "$prog" $common --verify=device $mode --devices=$devices --nx=2049 --ny=1031 \
             --steps=20
     done
-done
+}
+counts=$(printf '%s\n' 1 2 "$gpus" | awk -v n="$gpus" '$1 <= n && !seen[$1]++')
+for_each_device_count on_devices $counts
 
 # A field of 4096 x 4098 floats (64 MiB) through 16 MiB of device memory.
 out=$(run_limited "$prog" $cpu --pipeline --device-memory=16M --devices=1 --nx=4096 \

@@ -17,14 +17,27 @@ strategies="$pthread,--mode=step $pthread,--mode=persistent"
 [ -x "$openmp" ] && strategies="$strategies $openmp," || echo "# mgpu-openmp is not built"
 
 runs="--backend=cuda --repeat=2 --warmup=1"
-turn=0
-devices=1
-while [ "$devices" -le "$gpus" ]; do
-    for exchange in peer peer-async staged direct mapped; do
+exchanges="peer peer-async staged direct mapped"
+kernels="pattern2d jacobi"
+
+# count WORD...: how many words.
+count() {
+    echo $#
+}
+
+# on_devices DEVICES: every run on DEVICES devices; the device counts run at
+# once (for_each_device_count in lib.sh).  The grids take turns across the
+# device counts as when they ran one after the other: DEVICES starts at the
+# turn that the counts before it left, one turn per exchange, strategy and
+# kernel.
+on_devices() {
+    devices=$1
+    turn=$(((devices - 1) * $(count $exchanges) * $(count $strategies) * $(count $kernels)))
+    for exchange in $exchanges; do
         for strategy in $strategies; do
             prog=${strategy%%,*} mode=${strategy#*,}
             name="$(basename "$prog")${mode:+ $mode}"
-            for kernel in pattern2d jacobi; do
+            for kernel in $kernels; do
                 case $((turn % 4)) in
                 0) nx=17 ny=13 steps=7 ;;
                 1) nx=1001 ny=7 steps=3 ;;
@@ -50,7 +63,7 @@ while [ "$devices" -le "$gpus" ]; do
             "$openmp" --cpu-control --devices=$devices --kernel=jacobi --nx=257 --ny=129 \
             --steps=9
     fi
-    devices=$((devices + 1))
-done
+}
+for_each_device_count on_devices
 echo "1..$tap_count"
 [ "$tap_failed" -eq 0 ]

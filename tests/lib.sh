@@ -34,10 +34,13 @@ json_field() {
 
 # check_run DESCRIPTION PROGRAM ARGS...: the program exits 0 and its JSON
 # record says verified, with max_error 0 (bit-identical to the reference).
+# The program's stderr goes to $check_err, a file of its own in each job of
+# for_each_device_count ($$ is the same in every job).
 check_run() {
     desc=$1
     shift
-    out=$(run_limited "$@" --format=json 2>"${TMPDIR:-/tmp}/mgpu-test-err.$$")
+    err_file=${check_err:-${TMPDIR:-/tmp}/mgpu-test-err.$$}
+    out=$(run_limited "$@" --format=json 2>"$err_file")
     code=$?
     verified=$(printf '%s\n' "$out" | json_field verified)
     max_error=$(printf '%s\n' "$out" | json_field max_error)
@@ -45,10 +48,88 @@ check_run() {
         tap 0 "$desc"
     else
         tap 1 "$desc (exit $code, verified=$verified, max_error=$max_error)"
-        sed 's/^/# /' "${TMPDIR:-/tmp}/mgpu-test-err.$$"
+        sed 's/^/# /' "$err_file"
         echo "# command: $*"
     fi
-    rm -f "${TMPDIR:-/tmp}/mgpu-test-err.$$"
+    rm -f "$err_file"
+}
+
+# for_each_device_count FUNCTION [COUNT...]: "FUNCTION COUNT" for each device
+# count (default 1 to $gpus), all at once, one background job each; their
+# TAP lines come out in device-count order as if they had run one after
+# the other.
+#
+# The GPU tests spend most of their time starting processes and CUDA, and
+# they check bit-exact results, not timings, so the device counts may share
+# the GPUs: the loop takes about as long as its slowest count.  Each job is
+# a subshell with tap_count and tap_failed from 0, its own $check_err, and
+# its stdout and stderr in files of its own; nothing it sets reaches the
+# caller or the other jobs, so FUNCTION takes all it needs from its argument
+# and the caller's variables.  Each job's program runs still have their
+# time limit ($limit, run_limited).  In COUNT order, as each job ends, its
+# "ok N" and "not ok N" lines are renumbered on from the caller's tap_count,
+# its other lines ("# ...") pass through unchanged, its stderr follows on
+# stderr, and the caller's tap_count and tap_failed count its results; a job
+# that did not reach its end (killed, or FUNCTION called exit) adds a failure.
+# While it runs it holds the INT, TERM and HUP traps (not EXIT, which the
+# scripts use): they stop the jobs, remove the files and exit; a program
+# run already started still ends within its time limit.
+for_each_device_count() {
+    fedc_func=$1
+    shift
+    if [ $# -eq 0 ]; then
+        fedc_n=1
+        while [ "$fedc_n" -le "$gpus" ]; do
+            set -- "$@" "$fedc_n"
+            fedc_n=$((fedc_n + 1))
+        done
+    fi
+    if ! fedc_dir=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-tap.XXXXXX"); then
+        tap 1 "for_each_device_count $fedc_func: mktemp -d failed"
+        return
+    fi
+    fedc_pids=
+    trap 'fedc_stop 130' INT
+    trap 'fedc_stop 143' TERM
+    trap 'fedc_stop 129' HUP
+    for fedc_n in "$@"; do
+        (
+            tap_count=0 tap_failed=0
+            check_err="$fedc_dir/$fedc_n.check"
+            "$fedc_func" "$fedc_n"
+            : >"$fedc_dir/$fedc_n.done"
+        ) </dev/null >"$fedc_dir/$fedc_n.out" 2>"$fedc_dir/$fedc_n.err" &
+        fedc_pids="$fedc_pids $!"
+    done
+    for fedc_pid in $fedc_pids; do
+        wait "$fedc_pid"
+        fedc_status=$?
+        fedc_n=$1
+        shift
+        awk -v n="$tap_count" -v failed="$tap_failed" -v sums="$fedc_dir/sums" '
+            /^(not )?ok [0-9]+( |$)/ {
+                n++
+                sub(/ok [0-9]+/, "ok " n)
+                if (/^not /) failed++
+            }
+            { print }
+            END { print n, failed > sums }' "$fedc_dir/$fedc_n.out"
+        read -r tap_count tap_failed <"$fedc_dir/sums"
+        if [ ! -e "$fedc_dir/$fedc_n.done" ]; then
+            tap 1 "$fedc_func $fedc_n: the job ended early (exit $fedc_status)"
+        fi
+        cat "$fedc_dir/$fedc_n.err" >&2
+    done
+    trap - INT TERM HUP
+    rm -rf "$fedc_dir"
+}
+
+# fedc_stop STATUS: for_each_device_count interrupted: stop its jobs, remove
+# its files, exit STATUS.
+fedc_stop() {
+    [ -z "$fedc_pids" ] || kill $fedc_pids 2>/dev/null
+    rm -rf "$fedc_dir"
+    exit "$1"
 }
 
 # require_gpus PROGRAM: exit 77 (skip) with the reason unless PROGRAM can run
