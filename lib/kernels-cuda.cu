@@ -6,23 +6,26 @@
 // bandwidth it reaches, and the design is about moving each byte once:
 //
 //  - Each thread owns VEC adjacent columns (VEC = 4: one aligned 16-byte float4; rows
-//    are 128-byte aligned, so a warp reads 512 contiguous bytes per row) and walks
-//    down a strip of rows.  The rows above, at and below the current row stay in
-//    registers as a rolling window, so each input row is read from DRAM once per
-//    strip instead of three times.
+//    are 128-byte aligned, so a warp reads 512 contiguous bytes per row) and walks a
+//    strip of rows.  The rows above, at and below the current row stay in registers
+//    as a rolling window, so each input row is read once per strip instead of three
+//    times.
 //  - Horizontal neighbours come from the neighbouring lanes through warp shuffles.
 //    Only the first and last lane of a warp need a cell of another warp's columns;
 //    they load it (an L1/L2 hit: the other warp reads the same sector).
-//  - The grid is a few full waves of resident blocks (multiprocessors x blocks per
-//    multiprocessor, asked once per device): columns across x, strips of rows across
-//    y.  The latency is hidden by the many resident warps; loading rows further
-//    ahead in registers measured no faster, and one wave of long strips was up to 15%
-//    slower than four waves of short ones.  A strip re-reads the row above and the
-//    row below it (mostly from L2, as neighbouring strips run at the same time).
+//  - The grid is many short strips: columns across x in blocks of 256 threads, and
+//    strips of rows across y, as many as make 16 waves of resident blocks
+//    (multiprocessors x blocks per multiprocessor, asked once per device).  Short
+//    strips balance the load as blocks come and go, where one wave of long strips
+//    leaves multiprocessors idle at the end; they cost a re-read of the row above
+//    and the row below each strip, which the next point keeps out of DRAM.
+//  - Even strips walk down, odd ones up, so neighbouring strips read the rows they
+//    share at about the same time and the second read hits L2.
 //  - A range of one row launches one strip of blocks, not a grid of idle ones.
 //
-// Measured on H100 and H200 (doc/kernels.md): 85-89% of cudaMemcpy's device-to-device
-// bandwidth, where a plain float4 copy kernel reaches 92-94%.
+// Measured on H200 (doc/kernels.md, tools/kernel-tune.cu): 90-93% of cudaMemcpy's
+// device-to-device bandwidth, as much as a float4 copy kernel reaches; the previous
+// design (one-way strips, 4 waves of 128-thread blocks) reached 85-89%.
 //
 // Bit-exactness: the arithmetic uses __fadd_rn/__fsub_rn/__fmul_rn, which nvcc never
 // contracts into a fused multiply-add, and __fsqrt_rn (IEEE, whatever the flags), in
@@ -39,8 +42,8 @@
 
 namespace {
 
-const int stencil_block_max = 128; // threads per block (a multiple of 32)
-const int stencil_waves = 4;       // grid size in full waves of resident blocks
+const int stencil_block_max = 256; // threads per block (a multiple of 32)
+const int stencil_waves = 16;      // grid size in full waves of resident blocks
 const unsigned full_warp = 0xffffffffu;
 
 // ------------------------------------------------------------- the arithmetic
@@ -149,8 +152,44 @@ __device__ __forceinline__ void compute_row(float *__restrict__ row, long long c
     store_cols<VEC>(row, col, nx, store_whole, r);
 }
 
-// One strip of rows [j0, j1) per blockIdx.y, VEC columns per thread across x, with the
-// rows above (n), at (c) and below (s) the current row as a rolling window.
+// Walk the rows [j0, j1) of one strip, VEC columns per thread, with the rows on either
+// side of the current row as a rolling window.  DOWN walks from j0 to j1-1, else from
+// j1-1 up to j0: the window's "behind" row is then the one below.
+template <mgpu_kernel K, int VEC, bool DOWN>
+__device__ __forceinline__ void walk_strip(const float *__restrict__ in,
+                                           float *__restrict__ out, long long nx,
+                                           long long pitch, long long j0, long long j1,
+                                           long long col, int lane, bool whole,
+                                           bool store_whole)
+{
+    const long long step = DOWN ? pitch : -pitch;
+    const long long first = DOWN ? j0 : j1 - 1;
+    const float *p = in + (first - (DOWN ? 1 : -1)) * pitch;
+    cols<VEC> behind = load_cols<VEC>(p, col, nx, whole);
+    p += step;
+    cols<VEC> c = load_cols<VEC>(p, col, nx, whole);
+    float c_edge = load_edge<VEC>(p, col, nx, lane);
+    float *q = out + first * pitch;
+    for (long long k = j1 - j0; k > 0; k--) {
+        p += step;
+        const cols<VEC> ahead = load_cols<VEC>(p, col, nx, whole);
+        const float ahead_edge = load_edge<VEC>(p, col, nx, lane);
+        if (DOWN)
+            compute_row<K, VEC>(q, col, nx, store_whole, lane, behind, c, c_edge, ahead);
+        else
+            compute_row<K, VEC>(q, col, nx, store_whole, lane, ahead, c, c_edge, behind);
+        behind = c;
+        c = ahead;
+        c_edge = ahead_edge;
+        q += step;
+    }
+}
+
+// One strip of rows [j0, j1) per blockIdx.y, VEC columns per thread across x.  Even
+// strips walk down and odd ones up, so two neighbouring strips reach the rows they
+// share (each reads the other's edge row) at the same time, at the start or at the
+// end of both walks, when the row is still in L2: one-way walks read every strip's
+// edge rows from DRAM twice, 2/strip more bytes (3% at 16384 x 16384).
 template <mgpu_kernel K, int VEC>
 __global__ void __launch_bounds__(stencil_block_max)
     stencil_kernel(const float *__restrict__ in, float *__restrict__ out, long long nx,
@@ -164,23 +203,10 @@ __global__ void __launch_bounds__(stencil_block_max)
     const bool whole = col + VEC <= nx;
     // Whether all VEC outputs are interior columns, so one wide store writes them.
     const bool store_whole = col >= 1 && col + VEC <= nx - 1;
-
-    const float *p = in + (j0 - 1) * pitch;
-    cols<VEC> n = load_cols<VEC>(p, col, nx, whole);
-    p += pitch;
-    cols<VEC> c = load_cols<VEC>(p, col, nx, whole);
-    float c_edge = load_edge<VEC>(p, col, nx, lane);
-    float *q = out + j0 * pitch;
-    for (long long j = j0; j < j1; j++) {
-        p += pitch;
-        const cols<VEC> s = load_cols<VEC>(p, col, nx, whole);
-        const float s_edge = load_edge<VEC>(p, col, nx, lane);
-        compute_row<K, VEC>(q, col, nx, store_whole, lane, n, c, c_edge, s);
-        n = c;
-        c = s;
-        c_edge = s_edge;
-        q += pitch;
-    }
+    if (blockIdx.y % 2 == 0)
+        walk_strip<K, VEC, true>(in, out, nx, pitch, j0, j1, col, lane, whole, store_whole);
+    else
+        walk_strip<K, VEC, false>(in, out, nx, pitch, j0, j1, col, lane, whole, store_whole);
 }
 
 // ------------------------------------------------------------- the row copy
