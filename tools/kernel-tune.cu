@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(THREADS)
     const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
     const long long j0 = r0 + static_cast<long long>(blockIdx.y) * strip;
     const long long j1 = j0 + strip < r1 ? j0 + strip : r1;
-    walk_strip<K, 4, true>(in, out, nx, pitch, j0, j1, col, lane, col + 4 <= nx,
+    walk_strip<K, 4, true>(in, out, nx, pitch, j0, j1, col, col, lane, col + 4 <= nx,
                            col >= 1 && col + 4 <= nx - 1);
 }
 
@@ -351,6 +351,27 @@ void walk_step(mgpu_kernel k, const float *in, float *out, long long nx, long lo
     CK(cudaGetLastError());
 }
 
+// The library's kernel on a grid of WAVES10/10 waves (grids of a width that is a
+// multiple of 4; others fall back to the library's launch).
+template <int WAVES10>
+void lib_waves_step(mgpu_kernel k, const float *in, float *out, long long nx, long long pitch,
+                    long long ny)
+{
+    static int per_sm = 0;
+    auto kp = stencil_kernel<MGPU_KERNEL_PATTERN2D, 4, false>;
+    auto kj = stencil_kernel<MGPU_KERNEL_JACOBI, 4, false>;
+    if (nx % 4 || nx < 4 * stencil_block_max) {
+        lib_step(k, in, out, nx, pitch, ny);
+        return;
+    }
+    if (per_sm == 0)
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kp, stencil_block_max, 0));
+    grid_shape g = shape(nx, ny - 2, stencil_block_max * 4, per_sm, WAVES10 / 10.0);
+    (k == MGPU_KERNEL_PATTERN2D ? kp : kj)<<<g.grid, stencil_block_max>>>(in, out, nx, pitch,
+                                                                          1, ny - 1, g.strip);
+    CK(cudaGetLastError());
+}
+
 template <int UNROLL>
 void copy_step(mgpu_kernel, const float *in, float *out, long long, long long pitch,
                long long ny)
@@ -373,17 +394,15 @@ void memcpy_step(mgpu_kernel, const float *in, float *out, long long, long long 
 
 const variant variants[] = {
     {"library", lib_step},
+    {"library w8", lib_waves_step<80>},
+    {"library w24", lib_waves_step<240>},
+    {"library w32", lib_waves_step<320>},
+    {"library w48", lib_waves_step<480>},
     {"one-way 128 w4", walk_step<128, false, 40, true>}, // the library before
-    {"one-way 256 w16", walk_step<256, false, 160, true>},
     {"alternate 128 w4", walk_step<128, false, 40>},
-    {"alternate 128 w32", walk_step<128, false, 320>},
-    {"alternate 256 w4", walk_step<256, false, 40>},
-    {"alternate 256 w8", walk_step<256, false, 80>},
-    {"alternate 256 w16", walk_step<256, false, 160>}, // the library now
+    {"alternate 256 w16", walk_step<256, false, 160>},
     {"alternate 256 w32", walk_step<256, false, 320>},
-    {"alt 256 hint w16", walk_step<256, true, 160>},
     {"bulk 256x8 w1", bulk_step<256, 8, 10>},
-    {"bulk 256x8 w1 pdl", bulk_step<256, 8, 10, true>},
     {"copy kernel x1", copy_step<1>},
     {"copy kernel x4", copy_step<4>},
     {"cudaMemcpy", memcpy_step},
