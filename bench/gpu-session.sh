@@ -31,7 +31,9 @@ check() { # NAME [make args...]
         grep -q -E '^not ok|^FAIL' "$f" 2>/dev/null &&
             { echo "--- $f"; grep -E '^not ok|^FAIL|^#' "$f" | head -20; }
     done >>"$out/summary.txt"
-    tar czf "$out/logs-$name.tgz" tests/*.log test-suite.log 2>/dev/null
+    cp "$out/check-$name.log" check-$name.log
+    tar czf "$out/logs-$name.tgz" check-$name.log tests/*.log test-suite.log 2>/dev/null
+    rm -f "$out/check-$name.log"
 }
 
 csv() { # PROGRAM ARGS: one CSV record line per run into $out/bench.csv
@@ -61,15 +63,17 @@ for stage in $stages; do
         log "mgpu-p2p"
         for n in 2 $ngpu; do
             bench/mgpu-p2p --backend=cuda --devices=$n --bytes=256M >"$out/p2p-$n.txt" 2>&1
-            bench/mgpu-p2p --backend=cuda --devices=$n --bytes=256M --format=json \
-                >"$out/p2p-$n.json" 2>>"$out/p2p-err.txt"
+            echo "mgpu-p2p $n exit $?" | tee -a "$out/summary.txt"
         done
+        (cd "$out" && tar czf p2p.tgz p2p-*.txt && rm -f p2p-*.txt)
         ;;
     compare)
         log "mgpu-compare, 16384 x 16384, 1000 steps"
+        mkdir -p "$out/compare"
         bench/mgpu-compare --backend=cuda --devices=1,2,$ngpu --nx=16384 --ny=16384 \
             --steps=1000 --repeat=3 --output="$out/compare" >"$out/compare.txt" 2>&1
         echo "compare exit $?" | tee -a "$out/summary.txt"
+        (cd "$out" && tar czf compare.tgz compare compare.txt && rm -rf compare)
         ;;
     streams)
         log "mgpu-streams figures"
@@ -79,8 +83,20 @@ for stage in $stages; do
         done
         csv streams/mgpu-streams --backend=cuda --devices=2 --nx=1024 --ny=1024 --steps=5000 \
             --graph --repeat=5 --verify=none
-        csv streams/mgpu-streams --backend=cuda --devices=1 --pipeline --nx=46341 --ny=46341 \
-            --steps=4 --device-memory=4G --repeat=3 --verify=none
+        for chunks in 0 96; do
+            csv streams/mgpu-streams --backend=cuda --devices=1 --pipeline --nx=46341 \
+                --ny=46341 --steps=4 --device-memory=4G --chunks=$chunks --repeat=3 --verify=none
+        done
+        ;;
+    mpi)
+        log "mgpu-mpi, 16384 x 16384, 1000 steps"
+        for n in 2 $ngpu; do
+            for overlap in "" --overlap; do
+                csv mpirun --allow-run-as-root --oversubscribe --bind-to none -np $n \
+                    mpi/mgpu-mpi --backend=cuda --nx=16384 --ny=16384 --steps=1000 \
+                    --repeat=3 --baseline --verify=none $overlap
+            done
+        done
         ;;
     big)
         log "50000 x 50000 on 2 GPUs"

@@ -17,9 +17,9 @@
 
 #include "streams.h"
 
-/* Three stages, so three streams keep each busy; eight chunks a stream make
+/* Three stages, so three streams keep each busy; sixteen chunks a stream make
  * filling and draining the pipeline a small share of a step. */
-enum { DEFAULT_STREAMS = 3, CHUNKS_PER_STREAM = 8 };
+enum { DEFAULT_STREAMS = 3, CHUNKS_PER_STREAM = 16 };
 
 typedef struct chunk_work {
     mgpu_kernel kernel;

@@ -40,7 +40,7 @@ static const mgpu_extra_option extra[] = {
                  "in chunks each step (book 11.1)",
      NULL, 0, 0, 1, &options.pipeline},
     {"chunks", "--pipeline: chunks per device and step; 0: the fewest that fit "
-               "--device-memory, at least 8 per stream",
+               "--device-memory, at least 16 per stream",
      NULL, 0, INT_MAX, 0, &options.chunks},
     {"streams", "--pipeline: streams per device; 0: 3 (upload, compute, download)", NULL, 0,
      64, 0, &options.streams},
