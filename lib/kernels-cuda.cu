@@ -315,12 +315,15 @@ cudaError_t launch_stencil(const float *in, float *out, long long nx, size_t pit
     strips = (rows + strip - 1) / strip;
 
     dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(strips));
-    if (nx % VEC != 0)
-        stencil_kernel<K, VEC, true><<<grid, static_cast<unsigned>(threads), 0, s>>>(
-            in, out, nx, static_cast<long long>(pitch), r0, r1, strip);
-    else
-        stencil_kernel<K, VEC, false><<<grid, static_cast<unsigned>(threads), 0, s>>>(
-            in, out, nx, static_cast<long long>(pitch), r0, r1, strip);
+    if constexpr (VEC > 1) {
+        if (nx % VEC != 0) {
+            stencil_kernel<K, VEC, true><<<grid, static_cast<unsigned>(threads), 0, s>>>(
+                in, out, nx, static_cast<long long>(pitch), r0, r1, strip);
+            return cudaGetLastError();
+        }
+    }
+    stencil_kernel<K, VEC, false><<<grid, static_cast<unsigned>(threads), 0, s>>>(
+        in, out, nx, static_cast<long long>(pitch), r0, r1, strip);
     return cudaGetLastError();
 }
 
