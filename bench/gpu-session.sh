@@ -25,8 +25,10 @@ check() { # NAME [make args...]
     name=$1
     shift
     log "make check ($name)"
-    make -j16 check "$@" >"$out/check-$name.log" 2>&1
-    echo "make check exit $?" | tee -a "$out/summary.txt"
+    # A limit under the device call's, so that the logs of an unfinished
+    # suite still come back (each test's log says how long each run took).
+    timeout "${CHECK_LIMIT:-540}" make -j16 check "$@" >"$out/check-$name.log" 2>&1
+    echo "make check exit $? (124: stopped after ${CHECK_LIMIT:-540} s)" | tee -a "$out/summary.txt"
     grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)|^(FAIL|ERROR|SKIP):' "$out/check-$name.log" |
         tee -a "$out/summary.txt"
     for f in tests/*.log; do

@@ -27,6 +27,17 @@ run_limited() {
     fi
 }
 
+# milliseconds: a clock in milliseconds (GNU date; 0 where it has no %N), so
+# that each run's TAP line says how long it took: where a suite's time goes
+# on a GPU machine is read from its logs.
+milliseconds() {
+    now_ns=$(date +%s%N 2>/dev/null)
+    case $now_ns in
+    *N* | "") echo 0 ;;
+    *) echo $((now_ns / 1000000)) ;;
+    esac
+}
+
 # json_field NAME < json: the value of "NAME" in a one-line JSON object.
 json_field() {
     sed -n "s/.*\"$1\": *\\(\"[^\"]*\"\\|[^,}]*\\).*/\\1/p" | tr -d '"'
@@ -40,14 +51,16 @@ check_run() {
     desc=$1
     shift
     err_file=${check_err:-${TMPDIR:-/tmp}/mgpu-test-err.$$}
+    run_started=$(milliseconds)
     out=$(run_limited "$@" --format=json 2>"$err_file")
     code=$?
+    run_took="$(($(milliseconds) - run_started)) ms"
     verified=$(printf '%s\n' "$out" | json_field verified)
     max_error=$(printf '%s\n' "$out" | json_field max_error)
     if [ "$code" -eq 0 ] && [ "$verified" = true ] && [ "$max_error" = 0 ]; then
-        tap 0 "$desc"
+        tap 0 "$desc ($run_took)"
     else
-        tap 1 "$desc (exit $code, verified=$verified, max_error=$max_error)"
+        tap 1 "$desc (exit $code, verified=$verified, max_error=$max_error, $run_took)"
         sed 's/^/# /' "$err_file"
         echo "# command: $*"
     fi
