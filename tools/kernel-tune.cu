@@ -392,6 +392,14 @@ void memcpy_step(mgpu_kernel, const float *in, float *out, long long, long long 
                        0));
 }
 
+// What each row is.  "wN": a grid of N waves of resident blocks.  "library":
+// the library's own launch (24 waves); "library wN": its kernel on another
+// grid.  "one-way": every strip walks down (the library's design before
+// 707c21c: 128-thread blocks, 4 waves); "alternate T": strips take turns, as
+// in the library, on blocks of T threads.  "bulk": rows through shared
+// memory by TMA bulk copies (THREADS x STAGES).  The copies move the field's
+// bytes once each way: the ceiling a kernel can hope for, and cudaMemcpy's.
+// doc/kernels.md has what they measured.
 const variant variants[] = {
     {"library", lib_step},
     {"library w8", lib_waves_step<80>},
