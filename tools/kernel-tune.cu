@@ -172,69 +172,6 @@ __global__ void __launch_bounds__(THREADS)
                            col >= 1 && col + 4 <= nx - 1);
 }
 
-// ----------------------------------------------------------- load hints, wider blocks
-// The library's alternating walk with THREADS-thread blocks and, with HINT, loads
-// that ask L2 to fetch 256 bytes from DRAM at once (ld.global.nc.L2::256B).
-
-template <bool HINT>
-__device__ __forceinline__ cols<4> load4(const float *row, long long col)
-{
-    float4 q;
-    if (HINT)
-        asm("ld.global.nc.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
-            : "=f"(q.x), "=f"(q.y), "=f"(q.z), "=f"(q.w)
-            : "l"(row + col));
-    else
-        q = *reinterpret_cast<const float4 *>(row + col);
-    return cols<4>{{q.x, q.y, q.z, q.w}};
-}
-
-template <mgpu_kernel K, bool HINT, bool DOWN>
-__device__ __forceinline__ void walk4(const float *__restrict__ in, float *__restrict__ out,
-                                      long long nx, long long pitch, long long j0,
-                                      long long j1, long long col, int lane,
-                                      bool store_whole)
-{
-    const long long step = DOWN ? pitch : -pitch;
-    const long long first = DOWN ? j0 : j1 - 1;
-    const float *p = in + (first - (DOWN ? 1 : -1)) * pitch;
-    cols<4> behind = load4<HINT>(p, col);
-    p += step;
-    cols<4> c = load4<HINT>(p, col);
-    float c_edge = load_edge<4>(p, col, nx, lane);
-    float *q = out + first * pitch;
-    for (long long k = j1 - j0; k > 0; k--) {
-        p += step;
-        const cols<4> ahead = load4<HINT>(p, col);
-        const float ahead_edge = load_edge<4>(p, col, nx, lane);
-        if (DOWN)
-            compute_row<K, 4>(q, col, nx, store_whole, lane, behind, c, c_edge, ahead);
-        else
-            compute_row<K, 4>(q, col, nx, store_whole, lane, ahead, c, c_edge, behind);
-        behind = c;
-        c = ahead;
-        c_edge = ahead_edge;
-        q += step;
-    }
-}
-
-// Only for grids whose width is a multiple of 4 (every load is a whole float4).
-template <mgpu_kernel K, int THREADS, bool HINT>
-__global__ void __launch_bounds__(THREADS)
-    alt_stencil(const float *__restrict__ in, float *__restrict__ out, long long nx,
-                long long pitch, long long r0, long long r1, long long strip)
-{
-    const int lane = threadIdx.x & 31;
-    const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
-    const long long j0 = r0 + static_cast<long long>(blockIdx.y) * strip;
-    const long long j1 = j0 + strip < r1 ? j0 + strip : r1;
-    const bool store_whole = col >= 1 && col + 4 <= nx - 1;
-    if (blockIdx.y % 2 == 0)
-        walk4<K, HINT, true>(in, out, nx, pitch, j0, j1, col, lane, store_whole);
-    else
-        walk4<K, HINT, false>(in, out, nx, pitch, j0, j1, col, lane, store_whole);
-}
-
 // ----------------------------------------------------------- copy kernels
 
 // A float4 grid-stride copy with UNROLL independent loads in flight per thread.
@@ -328,18 +265,20 @@ void bulk_step(mgpu_kernel k, const float *in, float *out, long long nx, long lo
     CK(cudaGetLastError());
 }
 
-// The rolling window on THREADS-thread blocks and WAVES10/10 waves of strips: the
-// strips all walking down (ONEWAY) or taking turns, with or without load hints.
-template <int THREADS, bool HINT, int WAVES10, bool ONEWAY = false>
-void walk_step(mgpu_kernel k, const float *in, float *out, long long nx, long long pitch,
+// The library's kernel (ONEWAY: the one-way kernel) on THREADS-thread blocks and a
+// grid of WAVES10/10 waves, for widths that are a multiple of 4; other widths take
+// the library's own launch.
+template <int THREADS, int WAVES10, bool ONEWAY = false>
+void grid_step(mgpu_kernel k, const float *in, float *out, long long nx, long long pitch,
                long long ny)
 {
+    static_assert(THREADS <= stencil_block_max, "the library's launch bound");
     static int per_sm = 0;
     auto kp = ONEWAY ? oneway_stencil<MGPU_KERNEL_PATTERN2D, THREADS>
-                     : alt_stencil<MGPU_KERNEL_PATTERN2D, THREADS, HINT>;
+                     : stencil_kernel<MGPU_KERNEL_PATTERN2D, 4, false>;
     auto kj = ONEWAY ? oneway_stencil<MGPU_KERNEL_JACOBI, THREADS>
-                     : alt_stencil<MGPU_KERNEL_JACOBI, THREADS, HINT>;
-    if (nx % 4) { // the library's kernel where the last float4 would be partial
+                     : stencil_kernel<MGPU_KERNEL_JACOBI, 4, false>;
+    if (nx % 4) {
         lib_step(k, in, out, nx, pitch, ny);
         return;
     }
@@ -348,27 +287,6 @@ void walk_step(mgpu_kernel k, const float *in, float *out, long long nx, long lo
     grid_shape g = shape(nx, ny - 2, THREADS * 4, per_sm, WAVES10 / 10.0);
     (k == MGPU_KERNEL_PATTERN2D ? kp : kj)<<<g.grid, THREADS>>>(in, out, nx, pitch, 1, ny - 1,
                                                                 g.strip);
-    CK(cudaGetLastError());
-}
-
-// The library's kernel on a grid of WAVES10/10 waves (grids of a width that is a
-// multiple of 4; others fall back to the library's launch).
-template <int WAVES10>
-void lib_waves_step(mgpu_kernel k, const float *in, float *out, long long nx, long long pitch,
-                    long long ny)
-{
-    static int per_sm = 0;
-    auto kp = stencil_kernel<MGPU_KERNEL_PATTERN2D, 4, false>;
-    auto kj = stencil_kernel<MGPU_KERNEL_JACOBI, 4, false>;
-    if (nx % 4 || nx < 4 * stencil_block_max) {
-        lib_step(k, in, out, nx, pitch, ny);
-        return;
-    }
-    if (per_sm == 0)
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kp, stencil_block_max, 0));
-    grid_shape g = shape(nx, ny - 2, stencil_block_max * 4, per_sm, WAVES10 / 10.0);
-    (k == MGPU_KERNEL_PATTERN2D ? kp : kj)<<<g.grid, stencil_block_max>>>(in, out, nx, pitch,
-                                                                          1, ny - 1, g.strip);
     CK(cudaGetLastError());
 }
 
@@ -394,22 +312,23 @@ void memcpy_step(mgpu_kernel, const float *in, float *out, long long, long long 
 
 // What each row is.  "wN": a grid of N waves of resident blocks.  "library":
 // the library's own launch (24 waves); "library wN": its kernel on another
-// grid.  "one-way": every strip walks down (the library's design before
-// 707c21c: 128-thread blocks, 4 waves); "alternate T": strips take turns, as
-// in the library, on blocks of T threads.  "bulk": rows through shared
-// memory by TMA bulk copies (THREADS x STAGES).  The copies move the field's
+// grid of 256-thread blocks.  "one-way": every strip walks down (the
+// library's design before 707c21c: 128-thread blocks, 4 waves); "alternate
+// 128": the library's kernel on that older grid.  "bulk": rows through shared
+// memory by TMA bulk copies (THREADS x STAGES).  The L2 prefetch hints of
+// doc/kernels.md were measured with a variant since removed (the same walk
+// with ld.global.nc.L2::256B loads).  The copies move the field's
 // bytes once each way: the ceiling a kernel can hope for, and cudaMemcpy's.
 // doc/kernels.md has what they measured.
 const variant variants[] = {
     {"library", lib_step},
-    {"library w8", lib_waves_step<80>},
-    {"library w24", lib_waves_step<240>},
-    {"library w32", lib_waves_step<320>},
-    {"library w48", lib_waves_step<480>},
-    {"one-way 128 w4", walk_step<128, false, 40, true>}, // the library before
-    {"alternate 128 w4", walk_step<128, false, 40>},
-    {"alternate 256 w16", walk_step<256, false, 160>},
-    {"alternate 256 w32", walk_step<256, false, 320>},
+    {"library w8", grid_step<256, 80>},
+    {"library w16", grid_step<256, 160>},
+    {"library w24", grid_step<256, 240>},
+    {"library w32", grid_step<256, 320>},
+    {"library w48", grid_step<256, 480>},
+    {"one-way 128 w4", grid_step<128, 40, true>}, // the library before 707c21c
+    {"alternate 128 w4", grid_step<128, 40>},
     {"bulk 256x8 w1", bulk_step<256, 8, 10>},
     {"copy kernel x1", copy_step<1>},
     {"copy kernel x4", copy_step<4>},
