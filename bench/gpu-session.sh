@@ -27,17 +27,15 @@ check() { # NAME [make args...]
     log "make check ($name)"
     # A limit under the device call's, so that the logs of an unfinished
     # suite still come back (each test's log says how long each run took).
-    timeout "${CHECK_LIMIT:-540}" make -j16 check "$@" >"$out/check-$name.log" 2>&1
+    timeout "${CHECK_LIMIT:-540}" make -j16 check "$@" >"check-$name.log" 2>&1
     echo "make check exit $? (124: stopped after ${CHECK_LIMIT:-540} s)" | tee -a "$out/summary.txt"
-    grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)|^(FAIL|ERROR|SKIP):' "$out/check-$name.log" |
+    grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)|^(FAIL|ERROR|SKIP):' "check-$name.log" |
         tee -a "$out/summary.txt"
     for f in tests/*.log; do
         grep -q -E '^not ok|^FAIL' "$f" 2>/dev/null &&
             { echo "--- $f"; grep -E '^not ok|^FAIL|^#' "$f" | head -20; }
     done >>"$out/summary.txt"
-    cp "$out/check-$name.log" check-$name.log
-    tar czf "$out/logs-$name.tgz" check-$name.log tests/*.log test-suite.log 2>/dev/null
-    rm -f "$out/check-$name.log"
+    tar czf "$out/logs-$name.tgz" "check-$name.log" tests/*.log test-suite.log 2>/dev/null
 }
 
 csv() { # PROGRAM ARGS: one CSV record line per run into $out/bench.csv
