@@ -3,7 +3,7 @@
 # README's commands, run `make check` as a machine of 2 GPUs and of all its
 # GPUs, and the benchmarks recorded in BENCHMARKS.md.  Logs and results go
 # to $OUT (or ./gpu-out).  STAGES picks what runs (default: build check2
-# checkall; the others: checkall-gpu kernels p2p compare streams mpi big
+# checkall; the others: checkall-gpu kernels tune p2p compare streams mpi big
 # peerdiag).  Run from the source tree.  On 4 GPUs a full `make check` takes
 # longer than one 10-minute device call: use check2 and checkall-gpu there.
 set -u
@@ -19,6 +19,8 @@ nvidia-smi --query-gpu=index,name,memory.total,clocks.max.sm,clocks.max.mem \
 nvidia-smi topo -m >"$out/topo.txt" 2>&1
 ngpu=$(($(wc -l <"$out/gpus.csv") - 1))
 log "$ngpu GPUs: $(sed -n 2p "$out/gpus.csv")"
+# The device counts the multi-GPU stages run: 2 and all, once each.
+counts=$( [ "$ngpu" -gt 2 ] && echo "2 $ngpu" || echo 2)
 
 # make check, its summary and the failing cases into the summary.
 check() { # NAME [make args...]
@@ -68,7 +70,7 @@ for stage in $stages; do
         ;;
     p2p)
         log "mgpu-p2p"
-        for n in 2 $ngpu; do
+        for n in $counts; do
             bench/mgpu-p2p --backend=cuda --devices=$n --bytes=256M >"$out/p2p-$n.txt" 2>&1
             echo "mgpu-p2p $n exit $?" | tee -a "$out/summary.txt"
         done
@@ -77,14 +79,14 @@ for stage in $stages; do
     compare)
         log "mgpu-compare, 16384 x 16384, 1000 steps"
         mkdir -p "$out/compare"
-        bench/mgpu-compare --backend=cuda --devices=1,2,$ngpu --nx=16384 --ny=16384 \
+        bench/mgpu-compare --backend=cuda --devices=1,$(echo $counts | tr ' ' ,) --nx=16384 --ny=16384 \
             --steps=1000 --repeat=3 --output="$out/compare" >"$out/compare.txt" 2>&1
         echo "compare exit $?" | tee -a "$out/summary.txt"
         (cd "$out" && tar czf compare.tgz compare compare.txt && rm -rf compare)
         ;;
     streams)
         log "mgpu-streams figures"
-        for n in 2 $ngpu; do
+        for n in $counts; do
             csv streams/mgpu-streams --backend=cuda --devices=$n --nx=16384 --ny=16384 \
                 --steps=1000 --baseline --compare-exchange --repeat=3 --verify=none
         done
@@ -97,13 +99,24 @@ for stage in $stages; do
         ;;
     mpi)
         log "mgpu-mpi, 16384 x 16384, 1000 steps"
-        for n in 2 $ngpu; do
+        for n in $counts; do
             for overlap in "" --overlap; do
                 csv mpirun --allow-run-as-root --oversubscribe --bind-to none -np $n \
                     mpi/mgpu-mpi --backend=cuda --nx=16384 --ny=16384 --steps=1000 \
                     --repeat=3 --baseline --verify=none $overlap
             done
         done
+        ;;
+    tune)
+        log "tools/kernel-tune: variants against the library kernel, then timings"
+        nvcc -O3 -std=c++17 -arch=sm_90 -DMGPU_HAVE_CUDA -Ilib -o kernel-tune \
+            tools/kernel-tune.cu >"$out/tune.txt" 2>&1 &&
+            ./kernel-tune check >>"$out/tune.txt" 2>&1
+        echo "kernel-tune check exit $?" | tee -a "$out/summary.txt"
+        for grid in ${TUNE_GRIDS:-"16384 16384" "16383 16384"}; do
+            ./kernel-tune time $grid 200 >>"$out/tune.txt" 2>&1
+        done
+        tail -5 "$out/tune.txt" >>"$out/summary.txt"
         ;;
     big)
         log "50000 x 50000 on 2 GPUs"
