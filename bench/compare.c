@@ -431,15 +431,35 @@ static const char *last_record(const char *text)
 }
 
 /* The last non-empty line of TEXT, into OUT. */
-static void last_line(const char *text, char *out, size_t size)
+/* The line of TEXT (a run's stderr) that says why it failed: the last one
+ * that starts with "PROGRAM:" (mgpu_error's lines), else the last that has
+ * more than dashes and blanks.  mpirun ends its stderr with a banner of
+ * dashes after the rank's own error line. */
+static void reason_line(const char *text, const char *program, char *out, size_t size)
 {
-    size_t len = strlen(text);
-    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
-        len--;
-    size_t start = len;
-    while (start > 0 && text[start - 1] != '\n')
-        start--;
-    snprintf(out, size, "%.*s", (int) (len - start), text + start);
+    size_t name_len = strlen(program);
+    const char *own = NULL, *other = NULL;
+    size_t own_len = 0, other_len = 0;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t) (end - line) : strlen(line);
+        while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
+            len--;
+        if (len > name_len && strncmp(line, program, name_len) == 0 && line[name_len] == ':') {
+            own = line;
+            own_len = len;
+        } else if (strspn(line, "- \t") < len) {
+            other = line;
+            other_len = len;
+        }
+        line = end ? end + 1 : line + strlen(line);
+    }
+    if (own)
+        snprintf(out, size, "%.*s", (int) own_len, own);
+    else if (other)
+        snprintf(out, size, "%.*s", (int) other_len, other);
+    else
+        out[0] = '\0';
 }
 
 static void run_one(plan *pl, const program *prog, int devices, const char *exchange, cmp_row *row)
@@ -486,7 +506,7 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
         int parsed = record && cmp_json_parse_object(&record, &object, why, sizeof why) == 0;
         if (parsed)
             cmp_row_from_record(row, &object);
-        last_line(out.err, row->reason, sizeof row->reason);
+        reason_line(out.err, prog->s->program, row->reason, sizeof row->reason);
         if (out.exit_code == 0 && parsed && row->verified != 0) {
             row->status = RUN_OK;
             row->reason[0] = '\0';

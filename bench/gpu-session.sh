@@ -113,8 +113,10 @@ for stage in $stages; do
             tools/kernel-tune.cu >"$out/tune.txt" 2>&1 &&
             ./kernel-tune check >>"$out/tune.txt" 2>&1
         echo "kernel-tune check exit $?" | tee -a "$out/summary.txt"
-        for grid in ${TUNE_GRIDS:-"16384 16384" "16383 16384"}; do
-            ./kernel-tune time $grid 200 >>"$out/tune.txt" 2>&1
+        # TUNE_GRIDS: NXxNY words (a width that is not a multiple of 4 takes
+        # the kernel's per-load path).
+        for grid in ${TUNE_GRIDS:-16384x16384 16383x16384}; do
+            ./kernel-tune time ${grid%x*} ${grid#*x} 200 >>"$out/tune.txt" 2>&1
         done
         tail -5 "$out/tune.txt" >>"$out/summary.txt"
         ;;
