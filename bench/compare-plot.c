@@ -104,7 +104,9 @@ static void write_modes(FILE *gp, const cmp_rows *rows, int most, names *modes)
         fprintf(gp, " %s", modes->name[m]);
     fputc('\n', gp);
     for (int p = 0; p < programs.count; p++) {
-        fprintf(gp, "%s", programs.name[p]);
+        /* "single", not "mgpu-single": six full names overlap under their bars. */
+        const char *name = programs.name[p];
+        fprintf(gp, "%s", strncmp(name, "mgpu-", 5) == 0 ? name + 5 : name);
         for (int m = 0; m < modes->count; m++) {
             double value = NAN;
             for (int i = 0; i < rows->count; i++) {
