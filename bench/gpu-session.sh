@@ -3,9 +3,10 @@
 # README's commands, run `make check` as a machine of 2 GPUs and of all its
 # GPUs, and the benchmarks recorded in BENCHMARKS.md.  Logs and results go
 # to $OUT (or ./gpu-out).  STAGES picks what runs (default: build check2
-# checkall; the others: checkall-gpu kernels tune p2p compare streams mpi big
-# peerdiag).  Run from the source tree.  On 4 GPUs a full `make check` takes
-# longer than one 10-minute device call: use check2 and checkall-gpu there.
+# checkall; the others: checkall-gpu checkall-gpu-a checkall-gpu-b kernels
+# tune p2p compare streams mpi big peerdiag).  Run from the source tree.  On
+# 4 GPUs a full `make check` takes longer than one 10-minute device call:
+# use check2, then checkall-gpu-a and checkall-gpu-b in calls of their own.
 set -u
 out=${OUT:-./gpu-out}
 mkdir -p "$out"
@@ -55,9 +56,16 @@ for stage in $stages; do
     check2) CUDA_VISIBLE_DEVICES=0,1 check 2gpus ;;
     checkall) check "${ngpu}gpus" ;;
     # Only the tests whose outcome depends on the GPUs seen (the others ran
-    # in check2): what fits one call on a machine of 4.
+    # in check2); on a machine of 4, the two halves fit one call each.
     checkall-gpu)
         check "${ngpu}gpus-gpu" TESTS="tests/test-cuda-lib $(ls tests/cuda-*.sh | tr '\n' ' ')"
+        ;;
+    checkall-gpu-a)
+        check "${ngpu}gpus-gpu-a" TESTS="tests/test-cuda-lib tests/cuda-single.sh tests/cuda-threads.sh"
+        ;;
+    checkall-gpu-b)
+        check "${ngpu}gpus-gpu-b" \
+            TESTS="tests/cuda-fork.sh tests/cuda-streams.sh tests/cuda-mpi.sh tests/cuda-p2p.sh"
         ;;
     kernels)
         log "one GPU: the kernels against the copy ceiling"
