@@ -60,12 +60,14 @@ for stage in $stages; do
     checkall-gpu)
         check "${ngpu}gpus-gpu" TESTS="tests/test-cuda-lib $(ls tests/cuda-*.sh | tr '\n' ' ')"
         ;;
+    # The halves hold about as many CUDA process starts each: fork starts
+    # 2N+1 per run, mpi N+1, mgpu-compare in cuda-p2p every program.
     checkall-gpu-a)
-        check "${ngpu}gpus-gpu-a" TESTS="tests/test-cuda-lib tests/cuda-single.sh tests/cuda-threads.sh"
+        check "${ngpu}gpus-gpu-a" TESTS="tests/test-cuda-lib tests/cuda-single.sh \
+            tests/cuda-threads.sh tests/cuda-streams.sh"
         ;;
     checkall-gpu-b)
-        check "${ngpu}gpus-gpu-b" \
-            TESTS="tests/cuda-fork.sh tests/cuda-streams.sh tests/cuda-mpi.sh tests/cuda-p2p.sh"
+        check "${ngpu}gpus-gpu-b" TESTS="tests/cuda-fork.sh tests/cuda-mpi.sh tests/cuda-p2p.sh"
         ;;
     kernels)
         log "one GPU: the kernels against the copy ceiling"
