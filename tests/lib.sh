@@ -74,17 +74,12 @@ check_run() {
 #
 # The GPU tests spend most of their time starting processes and CUDA, and
 # they check bit-exact results, not timings, so the device counts may share
-# the GPUs: the loop takes about as long as its slowest count.  Each job
-# sees only the devices it runs on (CUDA_VISIBLE_DEVICES, first_devices):
-# a process's CUDA start and exit cost about 0.2 s per visible GPU on the
-# H200 machines, and the driver serialises much of it across processes
-# (measured on 2 H200s: 0.40 s alone with one GPU visible, 0.94 s with two;
-# 16 processes at once take 7 s), so a job of N devices then pays for N,
-# not for all of them.  The runs use the first N devices either way; the
-# scripts' checks outside this loop run with every device in view.
-#
-# Each job is a subshell with tap_count and tap_failed from 0, its own
-# $check_err, and its stdout and stderr in files of its own; nothing it sets reaches the
+# the GPUs: the loop takes about as long as its slowest count.  Every job
+# sees every GPU: hiding the others (CUDA_VISIBLE_DEVICES) made a lone
+# 1-device process start in 0.40 s instead of 0.94 s on 2 H200s, but under
+# the suite's load the runs took as long as before, so it was taken out.  Each job is
+# a subshell with tap_count and tap_failed from 0, its own $check_err, and
+# its stdout and stderr in files of its own; nothing it sets reaches the
 # caller or the other jobs, so FUNCTION takes all it needs from its argument
 # and the caller's variables.  Each job's program runs still have their
 # time limit ($limit, run_limited).  In COUNT order, as each job ends, its
@@ -117,8 +112,6 @@ for_each_device_count() {
         (
             tap_count=0 tap_failed=0
             check_err="$fedc_dir/$fedc_n.check"
-            CUDA_VISIBLE_DEVICES=$(first_devices "$fedc_n")
-            export CUDA_VISIBLE_DEVICES
             "$fedc_func" "$fedc_n"
             : >"$fedc_dir/$fedc_n.done"
         ) </dev/null >"$fedc_dir/$fedc_n.out" 2>"$fedc_dir/$fedc_n.err" &
@@ -145,16 +138,6 @@ for_each_device_count() {
     done
     trap - INT TERM HUP
     rm -rf "$fedc_dir"
-}
-
-# first_devices N: the CUDA_VISIBLE_DEVICES that shows the first N of the
-# devices visible now (its first N entries, or 0 to N-1 when it is unset).
-first_devices() {
-    if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
-        printf '%s\n' "$CUDA_VISIBLE_DEVICES" | cut -d, -f1-"$1"
-    else
-        seq -s, 0 $(($1 - 1))
-    fi
 }
 
 # fedc_stop STATUS: for_each_device_count interrupted: stop its jobs, remove
