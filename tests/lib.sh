@@ -76,10 +76,12 @@ check_run() {
 # they check bit-exact results, not timings, so the device counts may share
 # the GPUs: the loop takes about as long as its slowest count.  Every job
 # sees every GPU: hiding the others (CUDA_VISIBLE_DEVICES) made a lone
-# 1-device process start in 0.40 s instead of 0.94 s on 2 H200s, but under
-# the suite's load the runs took as long as before, so it was taken out.  Each job is
-# a subshell with tap_count and tap_failed from 0, its own $check_err, and
-# its stdout and stderr in files of its own; nothing it sets reaches the
+# 1-device process take 0.40 s instead of 0.63-0.94 s on 2 H200s, but
+# under the suite's load the runs took as long as before (BENCHMARKS.md
+# section 7), so it was taken out.
+#
+# Each job is a subshell with tap_count and tap_failed from 0, its own
+# $check_err, and its stdout and stderr in files of its own; nothing it sets reaches the
 # caller or the other jobs, so FUNCTION takes all it needs from its argument
 # and the caller's variables.  Each job's program runs still have their
 # time limit ($limit, run_limited).  In COUNT order, as each job ends, its
