@@ -41,12 +41,3 @@ mgpu_status mgpu_failure_status(const mgpu_failure *failure)
         return MGPU_OK;
     return mgpu_fail(failure->status, "%s", failure->message);
 }
-
-mgpu_status mgpu_error_set(mgpu_status status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    mgpu_vfail(status, fmt, ap);
-    va_end(ap);
-    return status;
-}

@@ -27,12 +27,9 @@ extern "C" {
 #define MGPU_OMP(directive)
 #endif
 
-/* Record a failure for mgpu_last_error() and return STATUS. */
-mgpu_status mgpu_fail(mgpu_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+/* Record a failure for mgpu_last_error() and return STATUS: the library's
+ * name for the public mgpu_error_set (mgpu.h). */
+#define mgpu_fail mgpu_error_set
 mgpu_status mgpu_vfail(mgpu_status status, const char *fmt, va_list ap);
 void mgpu_clear_error(void);
 

@@ -48,7 +48,7 @@ mgpu_status mgpu_vfail(mgpu_status status, const char *fmt, va_list ap)
     return status;
 }
 
-mgpu_status mgpu_fail(mgpu_status status, const char *fmt, ...)
+mgpu_status mgpu_error_set(mgpu_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
