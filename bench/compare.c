@@ -430,14 +430,13 @@ static const char *last_record(const char *text)
     return found;
 }
 
-/* The last non-empty line of TEXT, into OUT. */
 /* The line of TEXT (a run's stderr) that says why it failed: the last one
- * that starts with "PROGRAM:" (mgpu_error's lines), else the last that has
+ * that starts with "NAME:" (mgpu_error's lines), else the last that has
  * more than dashes and blanks.  mpirun ends its stderr with a banner of
  * dashes after the rank's own error line. */
-static void reason_line(const char *text, const char *program, char *out, size_t size)
+static void reason_line(const char *text, const char *name, char *out, size_t size)
 {
-    size_t name_len = strlen(program);
+    size_t name_len = strlen(name);
     const char *own = NULL, *other = NULL;
     size_t own_len = 0, other_len = 0;
     for (const char *line = text; *line;) {
@@ -445,7 +444,7 @@ static void reason_line(const char *text, const char *program, char *out, size_t
         size_t len = end ? (size_t) (end - line) : strlen(line);
         while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
             len--;
-        if (len > name_len && strncmp(line, program, name_len) == 0 && line[name_len] == ':') {
+        if (len > name_len && strncmp(line, name, name_len) == 0 && line[name_len] == ':') {
             own = line;
             own_len = len;
         } else if (strspn(line, "- \t") < len) {

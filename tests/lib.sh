@@ -81,9 +81,9 @@ check_run() {
 # section 7), so it was taken out.
 #
 # Each job is a subshell with tap_count and tap_failed from 0, its own
-# $check_err, and its stdout and stderr in files of its own; nothing it sets reaches the
-# caller or the other jobs, so FUNCTION takes all it needs from its argument
-# and the caller's variables.  Each job's program runs still have their
+# $check_err, and its stdout and stderr in files of its own; nothing it
+# sets reaches the caller or the other jobs, so FUNCTION takes all it needs
+# from its argument and the caller's variables.  Each job's program runs still have their
 # time limit ($limit, run_limited).  In COUNT order, as each job ends, its
 # "ok N" and "not ok N" lines are renumbered on from the caller's tap_count,
 # its other lines ("# ...") pass through unchanged, its stderr follows on
