@@ -131,13 +131,12 @@ __device__ __forceinline__ float load_edge(const float *__restrict__ row, long l
 
 // ------------------------------------------------------------- the stencil
 
-// Compute one row from the rows above (N), at (C) and below (S) it, and store it.
-// C_EDGE is the cell beyond this warp's columns that lane 0 (left) or 31 (right) needs.
+// Compute one row from the rows above (N), at (C) and below (S) it.  C_EDGE is the cell
+// beyond this warp's columns that lane 0 (left) or 31 (right) needs.
 template <mgpu_kernel K, int VEC>
-__device__ __forceinline__ void compute_row(float *__restrict__ row, long long col,
-                                            long long nx, bool store_whole, int lane,
-                                            const cols<VEC> &n, const cols<VEC> &c,
-                                            float c_edge, const cols<VEC> &s)
+__device__ __forceinline__ cols<VEC> compute_row(int lane, const cols<VEC> &n,
+                                                 const cols<VEC> &c, float c_edge,
+                                                 const cols<VEC> &s)
 {
     float left = __shfl_up_sync(full_warp, c.v[VEC - 1], 1);
     float right = __shfl_down_sync(full_warp, c.v[0], 1);
@@ -152,17 +151,27 @@ __device__ __forceinline__ void compute_row(float *__restrict__ row, long long c
         const float e = k == VEC - 1 ? right : c.v[k + 1];
         r.v[k] = cell_rule<K>::apply(c.v[k], w, e, n.v[k], s.v[k]);
     }
-    store_cols<VEC>(row, col, nx, store_whole, r);
+    return r;
 }
+
+// Where a launch's first and last rows also go: the neighbours' halo rows of the buffer
+// it writes, through peer pointers (exchange mode direct, folded into the step), or
+// nowhere (NULL).  The halo is stored with the same column layout as the row.
+struct edge_rows {
+    float *first_to; // row r0
+    float *last_to;  // row r1 - 1
+};
 
 // Walk the rows [j0, j1) of one strip, VEC columns per thread, with the rows on either
 // side of the current row as a rolling window.  DOWN walks from j0 to j1-1, else from
 // j1-1 up to j0: the window's "behind" row is then the one below.  The thread loads
-// its columns at LOAD_COL (see stencil_kernel) and stores them at COL.
+// its columns at LOAD_COL (see stencil_kernel) and stores them at COL; rows R0 and
+// R1-1 of the launch also go to EDGES.
 template <mgpu_kernel K, int VEC, bool DOWN>
 __device__ __forceinline__ void walk_strip(const float *__restrict__ in,
                                            float *__restrict__ out, long long nx,
                                            long long pitch, long long j0, long long j1,
+                                           long long r0, long long r1, edge_rows edges,
                                            long long col, long long load_col, int lane,
                                            bool whole, bool store_whole)
 {
@@ -174,18 +183,23 @@ __device__ __forceinline__ void walk_strip(const float *__restrict__ in,
     cols<VEC> c = load_cols<VEC>(p, load_col, nx, whole);
     float c_edge = load_edge<VEC>(p, col, nx, lane);
     float *q = out + first * pitch;
+    long long j = first;
     for (long long k = j1 - j0; k > 0; k--) {
         p += step;
         const cols<VEC> ahead = load_cols<VEC>(p, load_col, nx, whole);
         const float ahead_edge = load_edge<VEC>(p, col, nx, lane);
-        if (DOWN)
-            compute_row<K, VEC>(q, col, nx, store_whole, lane, behind, c, c_edge, ahead);
-        else
-            compute_row<K, VEC>(q, col, nx, store_whole, lane, ahead, c, c_edge, behind);
+        const cols<VEC> r = DOWN ? compute_row<K, VEC>(lane, behind, c, c_edge, ahead)
+                                 : compute_row<K, VEC>(lane, ahead, c, c_edge, behind);
+        store_cols<VEC>(q, col, nx, store_whole, r);
+        if (j == r0 && edges.first_to)
+            store_cols<VEC>(edges.first_to, col, nx, store_whole, r);
+        if (j == r1 - 1 && edges.last_to)
+            store_cols<VEC>(edges.last_to, col, nx, store_whole, r);
         behind = c;
         c = ahead;
         c_edge = ahead_edge;
         q += step;
+        j += DOWN ? 1 : -1;
     }
 }
 
@@ -202,7 +216,8 @@ __device__ __forceinline__ void walk_strip(const float *__restrict__ in,
 template <mgpu_kernel K, int VEC, bool RAGGED>
 __global__ void __launch_bounds__(stencil_block_max)
     stencil_kernel(const float *__restrict__ in, float *__restrict__ out, long long nx,
-                   long long pitch, long long r0, long long r1, long long strip)
+                   long long pitch, long long r0, long long r1, long long strip,
+                   edge_rows edges)
 {
     const int lane = threadIdx.x & 31;
     const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
@@ -214,11 +229,11 @@ __global__ void __launch_bounds__(stencil_block_max)
     // Whether all VEC outputs are interior columns, so one wide store writes them.
     const bool store_whole = col >= 1 && col + VEC <= nx - 1;
     if (blockIdx.y % 2 == 0)
-        walk_strip<K, VEC, true>(in, out, nx, pitch, j0, j1, col, load_col, lane, whole,
-                                 store_whole);
+        walk_strip<K, VEC, true>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, load_col,
+                                 lane, whole, store_whole);
     else
-        walk_strip<K, VEC, false>(in, out, nx, pitch, j0, j1, col, load_col, lane, whole,
-                                  store_whole);
+        walk_strip<K, VEC, false>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, load_col,
+                                  lane, whole, store_whole);
 }
 
 // ------------------------------------------------------------- the row copy
@@ -286,7 +301,7 @@ cudaError_t resident_blocks(int *blocks)
 
 template <mgpu_kernel K, int VEC>
 cudaError_t launch_stencil(const float *in, float *out, long long nx, size_t pitch,
-                           long long r0, long long r1, cudaStream_t s)
+                           long long r0, long long r1, edge_rows edges, cudaStream_t s)
 {
     const long long rows = r1 - r0;
     const long long groups = (nx + VEC - 1) / VEC;
@@ -318,26 +333,27 @@ cudaError_t launch_stencil(const float *in, float *out, long long nx, size_t pit
     if constexpr (VEC > 1) {
         if (nx % VEC != 0) {
             stencil_kernel<K, VEC, true><<<grid, static_cast<unsigned>(threads), 0, s>>>(
-                in, out, nx, static_cast<long long>(pitch), r0, r1, strip);
+                in, out, nx, static_cast<long long>(pitch), r0, r1, strip, edges);
             return cudaGetLastError();
         }
     }
     stencil_kernel<K, VEC, false><<<grid, static_cast<unsigned>(threads), 0, s>>>(
-        in, out, nx, static_cast<long long>(pitch), r0, r1, strip);
+        in, out, nx, static_cast<long long>(pitch), r0, r1, strip, edges);
     return cudaGetLastError();
 }
 
 template <mgpu_kernel K>
 cudaError_t launch_stencil_kernel(const float *in, float *out, long long nx, size_t pitch,
-                                  long long r0, long long r1, cudaStream_t s)
+                                  long long r0, long long r1, edge_rows edges, cudaStream_t s)
 {
     // float4 columns need 16-byte aligned rows: aligned bases and a pitch of a
     // multiple of 4 floats (the library's buffers use multiples of 32).
-    const bool wide = reinterpret_cast<uintptr_t>(in) % 16 == 0 &&
-                      reinterpret_cast<uintptr_t>(out) % 16 == 0 && pitch % 4 == 0;
+    const auto aligned = [](const float *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    const bool wide = aligned(in) && aligned(out) && aligned(edges.first_to) &&
+                      aligned(edges.last_to) && pitch % 4 == 0;
     if (wide)
-        return launch_stencil<K, 4>(in, out, nx, pitch, r0, r1, s);
-    return launch_stencil<K, 1>(in, out, nx, pitch, r0, r1, s);
+        return launch_stencil<K, 4>(in, out, nx, pitch, r0, r1, edges, s);
+    return launch_stencil<K, 1>(in, out, nx, pitch, r0, r1, edges, s);
 }
 
 } // namespace
@@ -346,17 +362,20 @@ cudaError_t launch_stencil_kernel(const float *in, float *out, long long nx, siz
 
 extern "C" cudaError_t mgpu_cuda_stencil_rows(mgpu_kernel kernel, const float *in, float *out,
                                               long long nx, size_t pitch, long long r0,
-                                              long long r1, cudaStream_t s)
+                                              long long r1, float *first_to, float *last_to,
+                                              cudaStream_t s)
 {
     if (r0 >= r1 || nx < 3)
         return cudaSuccess; // no interior cell to compute
     if (pitch < static_cast<size_t>(nx) || in == NULL || out == NULL)
         return cudaErrorInvalidValue;
+    const edge_rows edges = {first_to, last_to};
     switch (kernel) {
     case MGPU_KERNEL_PATTERN2D:
-        return launch_stencil_kernel<MGPU_KERNEL_PATTERN2D>(in, out, nx, pitch, r0, r1, s);
+        return launch_stencil_kernel<MGPU_KERNEL_PATTERN2D>(in, out, nx, pitch, r0, r1, edges,
+                                                            s);
     case MGPU_KERNEL_JACOBI:
-        return launch_stencil_kernel<MGPU_KERNEL_JACOBI>(in, out, nx, pitch, r0, r1, s);
+        return launch_stencil_kernel<MGPU_KERNEL_JACOBI>(in, out, nx, pitch, r0, r1, edges, s);
     }
     return cudaErrorInvalidValue;
 }

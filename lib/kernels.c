@@ -76,11 +76,18 @@ void mgpu_host_share_cores(int workers)
 mgpu_status mgpu_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
                               size_t pitch, long long r0, long long r1, mgpu_stream *stream)
 {
+    return mgpu_stencil_rows_sending(kernel, in, out, nx, pitch, r0, r1, NULL, NULL, stream);
+}
+
+mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float *out,
+                                      long long nx, size_t pitch, long long r0, long long r1,
+                                      float *first_to, float *last_to, mgpu_stream *stream)
+{
     if (r0 >= r1)
         return MGPU_OK;
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
-        MGPU_CUDA(mgpu_cuda_stencil_rows(kernel, in, out, nx, pitch, r0, r1,
+        MGPU_CUDA(mgpu_cuda_stencil_rows(kernel, in, out, nx, pitch, r0, r1, first_to, last_to,
                                          mgpu_stream_cuda(stream)),
                   stream ? mgpu_stream_device(stream) : -1);
         return MGPU_OK;
@@ -88,6 +95,12 @@ mgpu_status mgpu_stencil_rows(mgpu_kernel kernel, const float *in, float *out, l
 #endif
     (void) stream;
     mgpu_stencil_rows_host(kernel, in, out, nx, pitch, r0, r1);
+    /* The interior cells, as the CUDA kernel stores them. */
+    size_t interior = nx > 2 ? (size_t) (nx - 2) * sizeof(float) : 0;
+    if (first_to)
+        memcpy(first_to + 1, out + (size_t) r0 * pitch + 1, interior);
+    if (last_to)
+        memcpy(last_to + 1, out + (size_t) (r1 - 1) * pitch + 1, interior);
     return MGPU_OK;
 }
 

@@ -108,7 +108,8 @@ mgpu_status mgpu_mul_size(size_t count, size_t size, size_t *bytes);
 /* Kernel launchers in the .cu files (extern "C"), all asynchronous on S. */
 #ifdef MGPU_HAVE_CUDA
 cudaError_t mgpu_cuda_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
-                                   size_t pitch, long long r0, long long r1, cudaStream_t s);
+                                   size_t pitch, long long r0, long long r1, float *first_to,
+                                   float *last_to, cudaStream_t s);
 cudaError_t mgpu_cuda_copy_row(float *dst, const float *src, long long n, cudaStream_t s);
 #endif
 

@@ -209,6 +209,15 @@ void mgpu_host_share_cores(int workers);
 mgpu_status mgpu_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
                               size_t pitch, long long r0, long long r1, mgpu_stream *stream);
 
+/* mgpu_stencil_rows that also stores its first row (R0) into FIRST_TO and its
+ * last (R1-1) into LAST_TO, each unless NULL: the neighbours' halo rows of the
+ * buffer the step writes, which may be a peer's memory.  This is exchange mode
+ * direct folded into the step: the halos travel without a launch of their
+ * own.  Only the interior cells of those rows are stored. */
+mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float *out,
+                                      long long nx, size_t pitch, long long r0, long long r1,
+                                      float *first_to, float *last_to, mgpu_stream *stream);
+
 /* Copy one row of N floats from SRC to DST with a kernel on STREAM's device;
  * either pointer may be a peer's memory or mapped host memory. */
 mgpu_status mgpu_copy_row_kernel(float *dst, const float *src, long long n, mgpu_stream *stream);

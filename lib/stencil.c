@@ -5,7 +5,24 @@
  * The exchange pushes: each part sends its first interior row to the part
  * above (into that part's bottom halo) and its last interior row to the
  * part below (into its top halo).  The field before step t lives in buffer
- * t % 2, so a send for step t never touches a buffer that step t-1 reads. */
+ * t % 2, so a send for step t never touches a buffer that step t-1 reads.
+ *
+ * In mode direct the step's own kernel does the pushing: computing step t, it
+ * stores its first and last rows also into the neighbours' halos of buffer
+ * (t+1) % 2, through peer pointers, and the send of step t+1 only records
+ * the event the neighbours wait for.  A step is then one kernel, one event
+ * and a wait per neighbour, as in NVIDIA's multi_threaded_p2p.  The orders
+ * that makes safe:
+ *  - read after write: a neighbour's step t+1 reads the halo that this
+ *    part's step t wrote; its stream waits (recv) for the event this part
+ *    records at its send of step t+1, after the kernel of step t;
+ *  - write after read: this part's step t writes the neighbour's halo of
+ *    buffer (t+1) % 2, which the neighbour's step t-1 read; this part's
+ *    stream waited (recv of step t) for the neighbour's send of step t,
+ *    recorded after that step t-1.
+ * Where no kernel of the step before delivered them (step 0, whose halos
+ * mgpu_stencil_reset poisons, or a run of exchanges alone), the send pushes
+ * the rows with a copy kernel as before. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -32,6 +49,8 @@ typedef struct part {
                             per buffer parity, in host memory */
     float *edges_dev[2]; /* mapped: the same memory as the devices see it */
     int above, below;    /* part that fills the top / bottom halo, or -1 */
+    long long delivered; /* direct: the step whose halos this part's last
+                            kernel already stored in its neighbours, or -1 */
 } part;
 
 struct mgpu_stencil {
@@ -292,6 +311,7 @@ mgpu_status mgpu_stencil_reset(mgpu_stencil *st, int p)
 {
     part *pt = &st->parts[p];
     size_t row_size = pt->pitch * sizeof(float);
+    pt->delivered = -1;
     MGPU_TRY(mgpu_device_set(pt->slab.device));
     /* The field is made on the host a block at a time, so even a 50000 x
      * 50000 grid needs little host memory to start. */
@@ -364,9 +384,12 @@ mgpu_status mgpu_stencil_send(mgpu_stencil *st, int p, long long step)
     MGPU_TRY(check_current(pt));
     MGPU_TRY(check_neighbours_local(st, pt));
     switch (st->mode) {
+    case MGPU_EXCHANGE_DIRECT:
+        if (pt->delivered == step)
+            return mgpu_event_record(pt->sent, pt->stream); /* the kernel sent them */
+        /* fall through */
     case MGPU_EXCHANGE_PEER:
     case MGPU_EXCHANGE_PEER_ASYNC:
-    case MGPU_EXCHANGE_DIRECT:
         if (pt->above >= 0) {
             part *to = &st->parts[pt->above];
             MGPU_TRY(push_row(st, pt, step, 1, to, to->rows + 1));
@@ -411,6 +434,13 @@ mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
     for (int k = 0; k < 2; k++) {
         if (from[k] < 0)
             continue;
+        /* An event is waited for once (two parts of a periodic grid are each
+         * other's neighbours above and below), and never on its own stream,
+         * which is ordered already (one part of a periodic grid). */
+        bool ordered = from[k] == p || (k == 1 && from[1] == from[0]);
+        bool by_event = st->mode == MGPU_EXCHANGE_PEER_ASYNC || st->mode == MGPU_EXCHANGE_DIRECT;
+        if (by_event && ordered)
+            continue;
         part *src = &st->parts[from[k]];
         /* The top halo is the sender's last row (edge 1), the bottom halo
          * its first row (edge 0). */
@@ -439,6 +469,19 @@ mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
     return MGPU_OK;
 }
 
+/* Local rows [L0, L1) of step STEP on STREAM; rows L0 and L1-1 of the
+ * result also go to FIRST_TO and LAST_TO unless NULL. */
+static mgpu_status compute_local(mgpu_stencil *st, part *pt, long long step, long long l0,
+                                 long long l1, float *first_to, float *last_to,
+                                 mgpu_stream *stream)
+{
+    MGPU_TRY(mgpu_fault_check(pt->slab.part, step));
+    MGPU_TRY(check_current(pt));
+    return mgpu_stencil_rows_sending(st->desc.kernel, pt->buf[step & 1],
+                                     pt->buf[(step + 1) & 1], st->desc.nx, pt->pitch, l0, l1,
+                                     first_to, last_to, stream);
+}
+
 mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, long long r0,
                                       long long r1, mgpu_stream *stream)
 {
@@ -447,18 +490,32 @@ mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, l
         return mgpu_fail(MGPU_ERR_USAGE, "part %d: rows [%lld, %lld) are outside its slab "
                                          "[%lld, %lld)",
                          p, r0, r1, pt->slab.row_begin, pt->slab.row_end);
-    MGPU_TRY(mgpu_fault_check(p, step));
-    MGPU_TRY(check_current(pt));
     long long local0 = r0 - pt->slab.row_begin + 1, local1 = r1 - pt->slab.row_begin + 1;
-    return mgpu_stencil_rows(st->desc.kernel, pt->buf[step & 1], pt->buf[(step + 1) & 1],
-                             st->desc.nx, pt->pitch, local0, local1, stream);
+    return compute_local(st, pt, step, local0, local1, NULL, NULL, stream);
+}
+
+/* Where part PT's kernel of step STEP stores its edge rows in mode direct:
+ * the bottom halo of the part above and the top halo of the part below, in
+ * the buffer the step writes; NULL for a fixed boundary. */
+static float *halo_of_next(const mgpu_stencil *st, int neighbour, long long step, bool bottom)
+{
+    if (neighbour < 0)
+        return NULL;
+    const part *to = &st->parts[neighbour];
+    return row_of(to, step + 1, bottom ? to->rows + 1 : 0);
 }
 
 mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)
 {
     part *pt = &st->parts[p];
-    return mgpu_stencil_compute_rows(st, p, step, pt->slab.row_begin, pt->slab.row_end,
-                                     pt->stream);
+    bool sending = st->mode == MGPU_EXCHANGE_DIRECT && (pt->above < 0 || is_local(st, pt->above)) &&
+                   (pt->below < 0 || is_local(st, pt->below));
+    if (!sending)
+        return compute_local(st, pt, step, 1, pt->rows + 1, NULL, NULL, pt->stream);
+    MGPU_TRY(compute_local(st, pt, step, 1, pt->rows + 1, halo_of_next(st, pt->above, step, true),
+                           halo_of_next(st, pt->below, step, false), pt->stream));
+    pt->delivered = step + 1;
+    return MGPU_OK;
 }
 
 mgpu_status mgpu_stencil_synchronize(mgpu_stencil *st, int p)

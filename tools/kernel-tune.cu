@@ -249,7 +249,8 @@ struct variant {
 void lib_step(mgpu_kernel k, const float *in, float *out, long long nx, long long pitch,
               long long ny)
 {
-    CK(mgpu_cuda_stencil_rows(k, in, out, nx, static_cast<size_t>(pitch), 1, ny - 1, 0));
+    CK(mgpu_cuda_stencil_rows(k, in, out, nx, static_cast<size_t>(pitch), 1, ny - 1, NULL, NULL,
+                              0));
 }
 
 template <int THREADS, int STAGES, int WAVES10, bool PDL = false>
