@@ -62,7 +62,10 @@ typedef struct control {
     failure failed[MGPU_MAX_DEVICES];
     mgpu_ipc_handle buffer[MGPU_MAX_DEVICES][2]; /* ipc: each part's two buffers */
     mgpu_ipc_handle done[MGPU_MAX_DEVICES][2];   /* ipc: its step events, by parity */
-    double seconds[]; /* [repeat * nparts + part]: each worker's time per run */
+    /* [repeat * nparts + part]: each worker's time per run, then from
+     * [repeats * nparts] on the seconds of it that it waited (at barriers,
+     * for its device). */
+    double seconds[];
 } control;
 
 typedef struct shared {
@@ -108,7 +111,7 @@ static mgpu_status shared_create(shared *sh, const mgpu_run *run)
     const mgpu_options *opt = run->opt;
     size_t n = (size_t) run->ndevices;
     *sh = (shared){0};
-    sh->control_bytes = sizeof(control) + (size_t) run->repeats * n * sizeof(double);
+    sh->control_bytes = sizeof(control) + 2 * (size_t) run->repeats * n * sizeof(double);
     bool ok = (sh->control = map_shared(sh->control_bytes, "control block")) != NULL;
     /* auto may resolve to staged in the workers: only ipc needs no slots. */
     if (ok && opt->exchange != MGPU_EXCHANGE_IPC) {
@@ -154,6 +157,7 @@ typedef struct worker {
     mgpu_exchange mode;
     mgpu_stencil *st;
     bool registered;              /* staged: the slots are pinned here */
+    double waited;                /* seconds at barriers and for the device */
     mgpu_ipc_event *done[2];      /* ipc: recorded after each step, by parity */
     peer peers[MGPU_MAX_DEVICES]; /* ipc: indexed by part */
 } worker;
@@ -164,7 +168,9 @@ static size_t row_bytes(const worker *w) { return (size_t) w->run->opt->nx * siz
 
 static mgpu_status barrier(worker *w)
 {
+    double before = mgpu_now();
     int rc = pthread_barrier_wait(&w->sh->control->barrier);
+    w->waited += mgpu_now() - before;
     if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)
         return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_barrier_wait: %s", strerror(rc));
     return MGPU_OK;
@@ -376,10 +382,17 @@ static mgpu_status worker_run(worker *w)
         MGPU_TRY(mgpu_device_synchronize(p));
         MGPU_TRY(barrier(w));
         double start = mgpu_now();
+        w->waited = 0.0;
         MGPU_TRY(run_steps(w));
+        double before = mgpu_now();
         MGPU_TRY(mgpu_stencil_synchronize(w->st, p));
-        if (r >= run->warmup)
-            w->sh->control->seconds[(r - run->warmup) * w->nparts + p] = mgpu_now() - start;
+        double end = mgpu_now();
+        if (r >= run->warmup) {
+            size_t at = (size_t) (r - run->warmup) * (size_t) w->nparts + (size_t) p;
+            w->sh->control->seconds[at] = end - start;
+            w->sh->control->seconds[(size_t) run->repeats * (size_t) w->nparts + at] =
+                w->waited + (end - before);
+        }
         /* Nobody starts the next run, rewriting its buffers and slots,
          * while a neighbour may still read them. */
         MGPU_TRY(barrier(w));
@@ -620,12 +633,16 @@ static mgpu_status fork_strategy(void *ctx, mgpu_run *run)
          * from the barrier that started them all to the end of the work on
          * its own device. */
         int n = run->ndevices;
+        const double *waited = sh.control->seconds + (size_t) run->repeats * (size_t) n;
         for (int r = 0; r < run->repeats; r++) {
-            double slowest = 0.0;
-            for (int p = 0; p < n; p++)
+            double slowest = 0.0, wait = 0.0;
+            for (int p = 0; p < n; p++) {
                 if (sh.control->seconds[r * n + p] > slowest)
                     slowest = sh.control->seconds[r * n + p];
+                wait += waited[r * n + p] / n;
+            }
             run->seconds[r] = slowest;
+            run->waited[r] = wait;
         }
         if (run->field) {
             memcpy(run->field, sh.result, sh.result_bytes);

@@ -49,19 +49,38 @@ mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps)
     return MGPU_OK;
 }
 
-/* Run the strategy REPEATS times (after WARMUP) and give the median etc. */
+/* Run the strategy REPEATS times (after WARMUP) and give the median etc.;
+ * for the record's run, also where its steps' time went on the host. */
 static mgpu_status timed(mgpu_strategy_fn strategy, void *ctx, mgpu_run *run,
                          mgpu_stats *stats)
 {
-    double *seconds = calloc((size_t) run->repeats, sizeof *seconds);
-    if (!seconds)
+    int n = run->repeats;
+    double *seconds = calloc((size_t) n, sizeof *seconds);
+    double *waited = calloc((size_t) n, sizeof *waited);
+    if (!seconds || !waited) {
+        free(seconds);
+        free(waited);
         return mgpu_fail(MGPU_ERR_NOMEM, "out of host memory");
+    }
+    for (int r = 0; r < n; r++)
+        waited[r] = -1.0;
     run->seconds = seconds;
+    run->waited = waited;
     mgpu_status status = strategy(ctx, run);
+    bool told = true;
+    for (int r = 0; r < n; r++)
+        told = told && waited[r] >= 0.0;
     if (status == MGPU_OK)
-        *stats = mgpu_stats_of(seconds, run->repeats);
-    run->seconds = NULL;
+        *stats = mgpu_stats_of(seconds, n); /* sorts SECONDS: the pairs end here */
+    if (status == MGPU_OK && told && run->record && run->compute) {
+        double steps = (double) (run->opt->steps > 0 ? run->opt->steps : 1);
+        double wait = mgpu_stats_of(waited, n).median;
+        run->record->wait_step_s = wait / steps;
+        run->record->issue_step_s = (stats->median > wait ? stats->median - wait : 0.0) / steps;
+    }
+    run->seconds = run->waited = NULL;
     free(seconds);
+    free(waited);
     return status;
 }
 
@@ -151,6 +170,8 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
         }
         record.baseline_s = one.median;
     }
+    if (status == MGPU_OK)
+        status = mgpu_step_device_time(&opt, ndevices, &record.device_step_s);
     if (status == MGPU_OK)
         status = mgpu_copy_ceiling(ndevices, field_bytes, &record.copy_gbps);
     if (record.copy_gbps < ceiling_before)

@@ -102,6 +102,10 @@ mgpu_status mgpu_memcpy_2d_async(void *dst, size_t dpitch_bytes, const void *src
                                  size_t spitch_bytes, size_t width_bytes, size_t rows,
                                  mgpu_stream *stream);
 
+/* The device time of one step (step-time.c): the kernel of the largest of
+ * NDEVICES parts alone on device 0, launched back to back, per launch. */
+mgpu_status mgpu_step_device_time(const mgpu_options *opt, int ndevices, double *seconds);
+
 /* Bytes of COUNT items of SIZE bytes, or fail on overflow. */
 mgpu_status mgpu_mul_size(size_t count, size_t size, size_t *bytes);
 

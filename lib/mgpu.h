@@ -494,6 +494,10 @@ typedef struct mgpu_record {
     double exchange_s;     /* the same steps with exchanges only; <0: not measured */
     double copy_gbps;      /* copy ceiling of the devices used; 0: not measured */
     double baseline_s;     /* one device, same run; 0: not measured */
+    /* Where a step's time goes, seconds per step (<0: not measured): the
+     * host issuing it, the host waiting (at barriers, for devices), and the
+     * kernel of the largest part alone on its device. */
+    double issue_step_s, wait_step_s, device_step_s;
     const char *verify;    /* "cpu", "device", "none" */
     int verified;          /* 1 passed, 0 failed, -1 not checked */
     double max_error;
@@ -533,6 +537,11 @@ typedef struct mgpu_run {
     int compute;
     int warmup, repeats;
     double *seconds;
+    /* Of each timed run, the seconds the host spent waiting inside it (at
+     * barriers, for devices), averaged over the threads or processes that
+     * drove it; the rest of the run's time it spent issuing work.  Left
+     * negative by a strategy that does not tell. */
+    double *waited;
     float *field;
     mgpu_record *record; /* for the strategy's own fields */
 } mgpu_run;

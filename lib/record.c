@@ -41,6 +41,7 @@ void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
     record->steps = opt->steps;
     record->repeats = opt->repeat;
     record->exchange_s = -1.0;
+    record->issue_step_s = record->wait_step_s = record->device_step_s = -1.0;
     record->verify = "none";
     record->verified = -1;
 }
@@ -119,7 +120,7 @@ typedef struct field {
     double number;
 } field;
 
-#define COMMON_FIELDS 28
+#define COMMON_FIELDS 31
 #define MAX_FIELDS (COMMON_FIELDS + MGPU_RECORD_EXTRA)
 
 typedef struct field_list {
@@ -193,6 +194,9 @@ static void add_speed_fields(field_list *list, const mgpu_record *r)
     add_number(list, "time_min_s", r->time.min);
     add_number(list, "time_max_s", r->time.max);
     add_number(list, "us_per_step", quotient(time_s, (double)r->steps) * 1e6);
+    add_number(list, "host_issue_us_per_step", nonnegative_or_nan(r->issue_step_s) * 1e6);
+    add_number(list, "host_wait_us_per_step", nonnegative_or_nan(r->wait_step_s) * 1e6);
+    add_number(list, "device_us_per_step", nonnegative_or_nan(r->device_step_s) * 1e6);
     add_number(list, "gcells_per_s", gcells_per_s);
     add_number(list, "gbytes_per_s", gbytes_per_s);
     add_number(list, "exchange_s", exchange_s);

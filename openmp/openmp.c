@@ -65,7 +65,7 @@ static bool arrive(mgpu_failure *failure, mgpu_status status, long long *barrier
 /* Part P's steps, in its thread.  A failure in one step's compute is
  * reported at the barrier of the next step's send, or after the last step. */
 static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *failure,
-                  double *waited)
+                  double *waited, double *synced)
 {
     long long barrier = 0;
     mgpu_status status = mgpu_device_set(device_of(st, p));
@@ -78,17 +78,20 @@ static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *fa
         if (status == MGPU_OK && run->compute)
             status = mgpu_stencil_compute(st, p, step);
     }
+    double before = mgpu_now();
     if (status == MGPU_OK)
         status = mgpu_stencil_synchronize(st, p);
+    *synced += mgpu_now() - before;
     if (status != MGPU_OK)
         mgpu_failure_record(failure, status, barrier);
 }
 
 /* One run from the initial field: the parts' threads, timed from the
  * region's start to its end.  *WAITED gets the seconds the threads spent at
- * barriers, summed. */
+ * barriers, summed, and *SYNCED those they spent waiting for their devices
+ * at the end. */
 static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, double *seconds,
-                            double *waited)
+                            double *waited, double *synced)
 {
     int n = run->ndevices;
     for (int p = 0; p < n; p++) {
@@ -98,14 +101,14 @@ static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, double *secon
     }
     mgpu_failure failure;
     mgpu_failure_init(&failure);
-    double sum = 0.0, start = mgpu_now();
-#pragma omp parallel num_threads(n) reduction(+ : sum)
+    double sum = 0.0, sync_sum = 0.0, start = mgpu_now();
+#pragma omp parallel num_threads(n) reduction(+ : sum, sync_sum)
     {
         /* Every thread sees the same team size, so all take the same branch
          * and none waits at a barrier the others skip. */
         int got = omp_get_num_threads();
         if (got == n) {
-            steps(st, run, omp_get_thread_num(), &failure, &sum);
+            steps(st, run, omp_get_thread_num(), &failure, &sum, &sync_sum);
         } else if (omp_get_thread_num() == 0) {
             mgpu_status status = mgpu_error_set(MGPU_ERR_SYSTEM, "OpenMP gave %d threads, %d "
                                                 "devices need one each (OMP_THREAD_LIMIT?)",
@@ -115,6 +118,7 @@ static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, double *secon
     }
     *seconds = mgpu_now() - start;
     *waited = sum;
+    *synced = sync_sum;
     return mgpu_failure_status(&failure);
 }
 
@@ -134,8 +138,8 @@ static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, float *con
     {
 #pragma omp section
         {
-            double seconds, waited, begin = mgpu_now();
-            mgpu_status status = run_once(st, run, &seconds, &waited);
+            double seconds, waited, synced, begin = mgpu_now();
+            mgpu_status status = run_once(st, run, &seconds, &waited, &synced);
             devices_s = mgpu_now() - begin;
             if (status != MGPU_OK)
                 mgpu_failure_record(&failure, status, 0);
@@ -179,12 +183,13 @@ static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, float *control)
 {
     double waited = 0.0;
     for (int r = 0; r < run->warmup + run->repeats; r++) {
-        double seconds, run_waited;
-        mgpu_status status = run_once(st, run, &seconds, &run_waited);
+        double seconds, run_waited, run_synced;
+        mgpu_status status = run_once(st, run, &seconds, &run_waited, &run_synced);
         if (status != MGPU_OK)
             return status;
         if (r >= run->warmup) {
             run->seconds[r - run->warmup] = seconds;
+            run->waited[r - run->warmup] = (run_waited + run_synced) / run->ndevices;
             waited += run_waited;
         }
     }

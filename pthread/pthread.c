@@ -73,6 +73,8 @@ typedef struct worker {
     pthread_t thread;
     long long barriers; /* step mode: barriers passed */
     double waited;      /* step mode: seconds at barriers in the timed runs */
+    double run_waited;  /* step mode: seconds waiting in this run (barriers,
+                           the device at the end) */
 } worker;
 
 struct team {
@@ -154,8 +156,10 @@ static bool arrive(worker *w, mgpu_status status, bool counted)
         mgpu_failure_record(&t->failure, status, w->barriers);
     double before = mgpu_now();
     pthread_barrier_wait(&t->barrier);
-    if (counted)
+    if (counted) {
         w->waited += mgpu_now() - before;
+        w->run_waited += mgpu_now() - before;
+    }
     return !mgpu_failure_before(&t->failure, w->barriers++);
 }
 
@@ -178,6 +182,11 @@ static void *step_worker(void *arg)
         bool timed = r >= run->warmup;
         if (status == MGPU_OK)
             status = mgpu_stencil_reset(st, p);
+        /* Worker 0 opens the run's wait, which the others add to only
+         * after the barriers below. */
+        if (p == 0 && timed)
+            run->waited[r - run->warmup] = 0.0;
+        w->run_waited = 0.0;
         if (!arrive(w, status, false))
             return NULL;
         double start = mgpu_now();
@@ -190,12 +199,19 @@ static void *step_worker(void *arg)
             if (status == MGPU_OK && run->compute)
                 status = mgpu_stencil_compute(st, p, step);
         }
+        double before = mgpu_now();
         if (status == MGPU_OK)
             status = mgpu_stencil_synchronize(st, p);
+        w->run_waited += mgpu_now() - before;
         if (!arrive(w, status, timed))
             return NULL;
         if (p == 0 && timed)
             run->seconds[r - run->warmup] = mgpu_now() - start;
+        if (timed) {
+            pthread_mutex_lock(&t->gate);
+            run->waited[r - run->warmup] += w->run_waited / t->n;
+            pthread_mutex_unlock(&t->gate);
+        }
     }
     return NULL;
 }
@@ -327,18 +343,22 @@ static bool collect(team *t)
 /* One run: the initial field, then steps+1 commands, timed from the first
  * to the devices synchronised; the main thread advances the CPU control C,
  * when there is one, while the devices work. */
-static bool persistent_run(team *t, control *c, double *seconds)
+static bool persistent_run(team *t, control *c, double *seconds, double *waited)
 {
     long long steps = t->run->opt->steps;
     release(t, CMD_RESET, 0);
     if (!collect(t))
         return false;
     double start = mgpu_now();
+    *waited = 0.0;
     for (long long k = 0; k <= steps; k++) {
         release(t, CMD_ADVANCE, k);
         if (c && k < steps)
             control_step(c);
-        if (!collect(t))
+        double before = mgpu_now();
+        bool ok = collect(t);
+        *waited += mgpu_now() - before;
+        if (!ok)
             return false;
     }
     *seconds = mgpu_now() - start;
@@ -363,13 +383,15 @@ static mgpu_status persistent_mode(team *t, control *c)
     if (status == MGPU_OK) {
         bool ok = true;
         for (int r = 0; ok && r < run->warmup + run->repeats; r++) {
-            double seconds;
-            ok = persistent_run(t, NULL, &seconds);
-            if (ok && r >= run->warmup)
+            double seconds, waited;
+            ok = persistent_run(t, NULL, &seconds, &waited);
+            if (ok && r >= run->warmup) {
                 run->seconds[r - run->warmup] = seconds;
+                run->waited[r - run->warmup] = waited;
+            }
         }
-        double both;
-        if (ok && c && persistent_run(t, c, &both)) {
+        double both, waited;
+        if (ok && c && persistent_run(t, c, &both, &waited)) {
             double alone = mgpu_stats_of(run->seconds, run->repeats).median;
             double hidden = c->seconds > 0.0 ? (alone + c->seconds - both) / c->seconds : 1.0;
             mgpu_record_set_number(run->record, "cpu_control_s", c->seconds);

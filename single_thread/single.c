@@ -52,7 +52,8 @@ static int device_of(const mgpu_stencil *st, int part)
  * device sends its edge rows to its neighbours, then every device takes its
  * halos and launches its kernel.  Nothing here waits for a device; the host
  * waits once, at the end. */
-static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compute)
+static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compute,
+                             double *waited)
 {
     for (long long step = 0; step < steps; step++) {
         for (int p = 0; p < n; p++) {
@@ -68,11 +69,13 @@ static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compu
             MGPU_TRY(leave());
         }
     }
+    double before = mgpu_now();
     for (int p = 0; p < n; p++) {
         MGPU_TRY(enter(device_of(st, p)));
         MGPU_TRY(mgpu_stencil_synchronize(st, p));
         MGPU_TRY(leave());
     }
+    *waited = mgpu_now() - before;
     return MGPU_OK;
 }
 
@@ -82,10 +85,12 @@ static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run)
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         for (int p = 0; p < n; p++)
             MGPU_TRY(mgpu_stencil_reset(st, p));
-        double start = mgpu_now();
-        MGPU_TRY(run_steps(st, n, run->opt->steps, run->compute));
-        if (r >= run->warmup)
+        double start = mgpu_now(), waited;
+        MGPU_TRY(run_steps(st, n, run->opt->steps, run->compute, &waited));
+        if (r >= run->warmup) {
             run->seconds[r - run->warmup] = mgpu_now() - start;
+            run->waited[r - run->warmup] = waited;
+        }
     }
     if (!run->field)
         return MGPU_OK;

@@ -37,6 +37,7 @@
 #include "config.h"
 #endif
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "streams.h"
@@ -257,19 +258,33 @@ static mgpu_status step_overlapped(streams_domain *dom, int p, long long step, i
     return MGPU_OK;
 }
 
-/* Without overlap: both halos, every row, then both sends, on one stream. */
+/* Without overlap: both halos, every row, then both sends, on one stream.
+ * In mode direct that is one kernel, which stores its edge rows into the
+ * neighbours' halos as it computes them (mgpu_stencil_compute); both sends
+ * are then one point of this stream, and a neighbour above and below that
+ * is one part (two parts, periodic) is waited for once, a part that is its
+ * own neighbour (one part, periodic) not at all: its stream is ordered. */
 static mgpu_status step_serial(streams_domain *dom, int p, long long step, int compute)
 {
     int b = (int) (step & 1), w = 1 - b;
     streams_part *pt = &dom->part[p], *above = above_of(dom, p), *below = below_of(dom, p);
     const mgpu_slab *s = slab_of(dom, p);
-    if (above)
+    bool fused = compute && dom->mode == MGPU_EXCHANGE_DIRECT;
+    if (above && above != pt)
         MGPU_TRY(mgpu_stream_wait_event(pt->interior, above->sent_down[b]));
-    if (below)
+    if (below && below != pt && !(fused && below == above))
         MGPU_TRY(mgpu_stream_wait_event(pt->interior, below->sent_up[b]));
-    MGPU_TRY(rows(dom, p, step, s->row_begin, s->row_end, compute, pt->interior));
-    MGPU_TRY(send_up(dom, p, w, pt->interior));
-    return send_down(dom, p, w, pt->interior);
+    if (!fused) {
+        MGPU_TRY(rows(dom, p, step, s->row_begin, s->row_end, compute, pt->interior));
+        MGPU_TRY(send_up(dom, p, w, pt->interior));
+        return send_down(dom, p, w, pt->interior);
+    }
+    MGPU_TRY(mgpu_stencil_compute(dom->st, p, step));
+    if (above && above != pt)
+        MGPU_TRY(mgpu_event_record(pt->sent_up[w], pt->interior));
+    if (below && below != pt)
+        MGPU_TRY(mgpu_event_record(pt->sent_down[w], pt->interior));
+    return MGPU_OK;
 }
 
 mgpu_status streams_step(streams_domain *dom, long long step, int compute)

@@ -25,12 +25,20 @@
 
 #include "streams.h"
 
-static const char *const overlap_names[] = {"off", "on", NULL};
-static streams_options options = {.overlap = 1};
+static const char *const overlap_names[] = {"off", "on", "auto", NULL};
+static streams_options options = {.overlap = STREAMS_OVERLAP_AUTO};
+
+/* --overlap=auto overlaps where each device has at least this many cells: a
+ * step of fewer takes a few microseconds, less than the edge rows' own
+ * kernels and events cost, and one kernel a step is faster (BENCHMARKS.md
+ * section 8 has the sizes where the two meet on H200s). */
+#define OVERLAP_MIN_CELLS (1LL << 22)
 
 static const mgpu_extra_option extra[] = {
-    {"overlap", "send the edge rows while the interior rows compute", overlap_names, 0, 1, 0,
-     &options.overlap},
+    {"overlap", "on: send the edge rows while the interior rows compute; off: one kernel a "
+                "step, which in mode direct also sends them; auto (default): on where each "
+                "device has 4Mi cells or more and there is more than one",
+     overlap_names, 0, 2, 0, &options.overlap},
     {"graph", "capture two steps of every device into a CUDA graph once, then replay it",
      NULL, 0, 0, 1, &options.graph},
     {"compare-exchange", "also time the halos alone with cudaMemcpyPeer and "
@@ -174,7 +182,7 @@ static mgpu_status compare(const streams_options *o, streams_domain *dom, const 
     mgpu_record *rec = run->record;
     double steps = (double) run->opt->steps, other_s, other_host_s;
     mgpu_record_set_text(rec, "mode", o->graph ? "graph" : "overlap");
-    mgpu_record_set_text(rec, "overlap", o->overlap ? "on" : "off");
+    mgpu_record_set_text(rec, "overlap", dom->overlap ? "on" : "off");
     mgpu_record_set_number(rec, "host_us_per_step", host_s / steps * 1e6);
     if (o->graph) {
         MGPU_TRY(time_variant(dom, run, 1, &other_s, &other_host_s));
@@ -186,7 +194,7 @@ static mgpu_status compare(const streams_options *o, streams_domain *dom, const 
         mgpu_status status = time_variant(dom, run, 1, &other_s, &other_host_s);
         dom->overlap = !dom->overlap;
         MGPU_TRY(status);
-        double on = o->overlap ? time_s : other_s, off = o->overlap ? other_s : time_s;
+        double on = dom->overlap ? time_s : other_s, off = dom->overlap ? other_s : time_s;
         mgpu_record_set_number(rec, "time_overlap_on_s", on);
         mgpu_record_set_number(rec, "time_overlap_off_s", off);
         mgpu_record_set_number(rec, "overlap_gain", off / on);
@@ -203,6 +211,9 @@ static mgpu_status measure(const streams_options *o, streams_domain *dom, mgpu_r
     if (!host)
         return mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory");
     mgpu_status status = time_runs(dom, run, run->compute, graph, run->seconds, host);
+    /* The host waits for the devices only at the end of a run. */
+    for (int r = 0; r < run->repeats && status == MGPU_OK; r++)
+        run->waited[r] = run->seconds[r] - host[r];
     for (int p = 0; p < dom->nparts && status == MGPU_OK && run->field; p++)
         status = mgpu_stencil_gather(dom->st, p, run->opt->steps, run->field);
     if (status == MGPU_OK && run->field)
@@ -221,10 +232,16 @@ static mgpu_status overlapped(const streams_options *o, mgpu_run *run)
      * where there is none), so it is the default on any machine. */
     mgpu_exchange mode = run->opt->exchange == MGPU_EXCHANGE_AUTO ? MGPU_EXCHANGE_PEER_ASYNC
                                                                   : run->opt->exchange;
+    int overlap = (int) o->overlap;
+    if (o->overlap == STREAMS_OVERLAP_AUTO) {
+        mgpu_slab slabs[MGPU_MAX_DEVICES];
+        MGPU_TRY(mgpu_decompose(run->opt->ny, run->ndevices, slabs));
+        long long cells = (slabs[0].row_end - slabs[0].row_begin) * run->opt->nx;
+        overlap = run->ndevices > 1 && cells >= OVERLAP_MIN_CELLS;
+    }
     streams_domain dom;
     mgpu_graph *graph = NULL;
-    mgpu_status status = streams_domain_create(&dom, run->opt, run->ndevices, mode,
-                                               (int) o->overlap);
+    mgpu_status status = streams_domain_create(&dom, run->opt, run->ndevices, mode, overlap);
     if (status == MGPU_OK && run->record)
         run->record->exchange = dom.mode;
     if (status == MGPU_OK && o->graph)

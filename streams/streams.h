@@ -6,8 +6,12 @@
 
 /* The program's own options, as the command line left them (long long, as
  * the parser writes them). */
+enum { STREAMS_OVERLAP_AUTO = 2 };
+
 typedef struct streams_options {
-    long long overlap;          /* 1: edge rows overlap the interior (default) */
+    long long overlap;          /* 1: edge rows overlap the interior; 0: one
+                                   kernel a step; STREAMS_OVERLAP_AUTO: chosen
+                                   by the size (default) */
     long long graph;            /* replay the steps from a CUDA graph */
     long long pipeline;         /* stream the field from host memory in chunks */
     long long monitor;          /* one persistent kernel, watched by a monitor */

@@ -27,7 +27,7 @@ static const mgpu_program program = {
 static const char *const common_keys[] = {
     "program", "strategy", "backend", "backend_reason", "kernel", "exchange", "devices",
     "nx", "ny", "steps", "repeats", "time_s", "time_min_s", "time_max_s", "us_per_step",
-    "gcells_per_s", "gbytes_per_s", "exchange_s", "exchange_share", "copy_gbps", "roofline",
+    "host_issue_us_per_step", "host_wait_us_per_step", "device_us_per_step", "gcells_per_s", "gbytes_per_s", "exchange_s", "exchange_share", "copy_gbps", "roofline",
     "baseline_s", "speedup", "efficiency", "verify", "verified", "max_error", "tolerance",
 };
 #define COMMON_KEYS (sizeof common_keys / sizeof common_keys[0])
