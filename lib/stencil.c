@@ -280,6 +280,13 @@ size_t mgpu_stencil_part_bytes(const mgpu_stencil *st, int p)
     return 2 * pt->pitch * (size_t) (pt->rows + 2) * sizeof(float);
 }
 
+/* Whether a part other than PT itself fills one of PT's halos. */
+static bool has_other_neighbour(const part *pt)
+{
+    return (pt->above >= 0 && pt->above != pt->slab.part) ||
+           (pt->below >= 0 && pt->below != pt->slab.part);
+}
+
 /* Whether the halo row at LOCAL_ROW of part PT is filled by an exchange
  * (rather than being a fixed boundary). */
 static bool halo_is_exchanged(const part *pt, long long local_row)
@@ -385,8 +392,12 @@ mgpu_status mgpu_stencil_send(mgpu_stencil *st, int p, long long step)
     MGPU_TRY(check_neighbours_local(st, pt));
     switch (st->mode) {
     case MGPU_EXCHANGE_DIRECT:
+        /* The kernel sent them; the event is for the neighbours in other
+         * parts, and a part that is its own neighbour (or has none) waits
+         * for nobody's. */
         if (pt->delivered == step)
-            return mgpu_event_record(pt->sent, pt->stream); /* the kernel sent them */
+            return has_other_neighbour(pt) ? mgpu_event_record(pt->sent, pt->stream)
+                                           : MGPU_OK;
         /* fall through */
     case MGPU_EXCHANGE_PEER:
     case MGPU_EXCHANGE_PEER_ASYNC:

@@ -28,16 +28,18 @@
 static const char *const overlap_names[] = {"off", "on", "auto", NULL};
 static streams_options options = {.overlap = STREAMS_OVERLAP_AUTO};
 
-/* --overlap=auto overlaps where each device has at least this many cells: a
- * step of fewer takes a few microseconds, less than the edge rows' own
- * kernels and events cost, and one kernel a step is faster (BENCHMARKS.md
- * section 8 has the sizes where the two meet on H200s). */
-#define OVERLAP_MIN_CELLS (1LL << 22)
+/* --overlap=auto overlaps where each device has at least this many cells.
+ * Below, a step takes less time than the edge rows' own kernels, copies and
+ * events cost to issue and to order, and one kernel a step is faster: on 2
+ * H200s (BENCHMARKS.md section 8) at 4096 x 4096, 8.4 Mi cells a device,
+ * 45.4 us a step overlapped against 26-27 for one kernel; at 8192 x 8192,
+ * 33.5 Mi cells, the two are within 1%. */
+#define OVERLAP_MIN_CELLS (1LL << 25)
 
 static const mgpu_extra_option extra[] = {
     {"overlap", "on: send the edge rows while the interior rows compute; off: one kernel a "
                 "step, which in mode direct also sends them; auto (default): on where each "
-                "device has 4Mi cells or more and there is more than one",
+                "device has 32Mi cells or more and there is more than one",
      overlap_names, 0, 2, 0, &options.overlap},
     {"graph", "capture two steps of every device into a CUDA graph once, then replay it",
      NULL, 0, 0, 1, &options.graph},
@@ -245,7 +247,7 @@ static mgpu_status overlapped(const streams_options *o, mgpu_run *run)
     if (status == MGPU_OK && run->record)
         run->record->exchange = dom.mode;
     if (status == MGPU_OK && o->graph)
-        status = streams_graph_capture(&dom, run->compute, &graph);
+        status = streams_graph_capture(&dom, run->opt->steps, run->compute, &graph);
     if (status == MGPU_OK)
         status = measure(o, &dom, run, graph);
     mgpu_graph_destroy(graph);

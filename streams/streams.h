@@ -45,6 +45,7 @@ typedef struct streams_domain {
     mgpu_exchange mode; /* how edge rows travel: peer, peer-async or direct */
     int overlap;        /* 0: one stream per part, compute then send */
     mgpu_event *fork;   /* on the origin, part 0's interior stream */
+    long long graph_steps; /* --graph: the steps one replay runs (even) */
     streams_part part[MGPU_MAX_DEVICES];
 } streams_domain;
 
@@ -72,12 +73,14 @@ mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_
 
 /* --------------------------------------------------- CUDA graphs (graph.c) */
 
-/* Capture steps 0 and 1 (the buffers' parity comes round again) of every
- * device into a graph. */
-mgpu_status streams_graph_capture(streams_domain *dom, int compute, mgpu_graph **graph);
-/* From the state streams_mark(dom, 0, 1) leaves: replay GRAPH for the even
- * number of steps in STEPS; *DONE gets how many.  When a step is left over,
- * the streams are left ready for streams_step to issue it. */
+/* Capture steps 0 to dom->graph_steps-1 of every device into a graph: an
+ * even number, up to 32 and no more than a run of STEPS needs. */
+mgpu_status streams_graph_capture(streams_domain *dom, long long steps, int compute,
+                                  mgpu_graph **graph);
+/* From the state streams_mark(dom, 0, 1) leaves: replay GRAPH for as many
+ * whole multiples of dom->graph_steps as STEPS holds; *DONE gets how many
+ * steps.  When steps are left over, the streams are left ready for
+ * streams_step to issue them. */
 mgpu_status streams_graph_replay(streams_domain *dom, mgpu_graph *graph, long long steps,
                                  long long *done);
 

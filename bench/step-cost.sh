@@ -1,0 +1,101 @@
+#!/bin/sh
+# step-cost.sh - the per-step cost of every strategy across grid sizes, beside
+# NVIDIA's multi-gpu-programming-models (issue 13): jacobi, 1 and N devices in
+# the same run (--baseline), the record's issue, wait and device times per
+# step.  Usage, from the build tree:
+#   bench/step-cost.sh [SIZES] [DEVICES]      (default: 1024 2048 4096 8192 16384, 2)
+# PEER=DIR: a checkout of multi-gpu-programming-models; its jacobi variants
+# are built (nvcc, sm_90) and run at the same sizes with -nccheck 100.
+# Records go to $OUT/stepcost.csv (or ./gpu-out), the table to stdout.
+set -u
+out=${OUT:-./gpu-out}
+mkdir -p "$out"
+sizes=${1:-1024 2048 4096 8192 16384}
+devices=${2:-2}
+csv=$out/stepcost.csv
+: >"$csv"
+export NCCL_NVLS_ENABLE=0
+
+# Steps for about a tenth of a second a run at each size.
+steps_for() {
+    case $1 in
+    1024) echo 20000 ;; 2048) echo 10000 ;; 4096) echo 3000 ;; 8192) echo 1000 ;; *) echo 300 ;;
+    esac
+}
+
+run() { # PROGRAM ARGS...
+    "$@" --format=csv --no-header >>"$csv" 2>>"$out/stepcost-err.txt" ||
+        echo "FAILED: $*" >>"$out/stepcost-err.txt"
+}
+
+header=$(single_thread/mgpu-single --backend=cuda --nx=64 --ny=64 --steps=1 --devices=1 \
+    --format=csv | head -1)
+echo "$header" >"$csv"
+for n in $sizes; do
+    s=$(steps_for "$n")
+    common="--backend=cuda --kernel=jacobi --nx=$n --ny=$n --steps=$s --devices=$devices \
+        --baseline --repeat=3 --verify=none"
+    for mode in direct peer-async; do
+        run single_thread/mgpu-single $common --exchange=$mode
+    done
+    run pthread/mgpu-pthread $common --exchange=direct
+    [ -x openmp/mgpu-openmp ] && run openmp/mgpu-openmp $common --exchange=direct
+    run streams/mgpu-streams $common --exchange=direct
+    run streams/mgpu-streams $common --exchange=direct --graph
+    [ -n "${SINGLE_GRAPH:-}" ] && run single_thread/mgpu-single $common --exchange=direct --graph
+    run fork/mgpu-fork $common --exchange=ipc
+    [ -x persistent/mgpu-persistent ] && run persistent/mgpu-persistent $common
+done
+
+# The peer: its own Makefiles name an older C++ standard than nvcc 13 takes.
+if [ -n "${PEER:-}" ]; then
+    for v in multi_threaded_copy multi_threaded_copy_overlap multi_threaded_p2p \
+        multi_threaded_p2p_opt; do
+        [ -d "$PEER/$v" ] || continue
+        nvcc -O3 -std=c++17 -Xcompiler -fopenmp -DHAVE_CUB -ldl \
+            -gencode arch=compute_90,code=sm_90 -o "$out/peer-$v" "$PEER/$v/jacobi.cu" \
+            >>"$out/stepcost-err.txt" 2>&1 || echo "peer $v: build failed" >>"$out/stepcost-err.txt"
+    done
+    for n in $sizes; do
+        s=$(steps_for "$n")
+        for v in multi_threaded_copy multi_threaded_copy_overlap multi_threaded_p2p \
+            multi_threaded_p2p_opt; do
+            [ -x "$out/peer-$v" ] || continue
+            echo "== $v $n $s" >>"$out/peer.txt"
+            CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((devices - 1))) \
+                "$out/peer-$v" -nx "$n" -ny "$n" -niter "$s" -nccheck 100 -csv \
+                >>"$out/peer.txt" 2>&1
+        done
+    done
+fi
+
+python3 - "$csv" "$out/peer.txt" <<'EOF'
+import csv, sys, os
+rows = list(csv.DictReader(open(sys.argv[1])))
+def f(x, k):
+    try: return float(x[k])
+    except (ValueError, KeyError): return float("nan")
+print("%-6s %-16s %-14s %9s %9s %7s %8s %8s %8s" % ("size", "program", "mode", "us/step",
+      "1dev", "speedup", "issue", "wait", "device"))
+for r in rows:
+    mode = r["exchange"] + ("+graph" if r.get("mode") == "graph" else "")
+    one = f(r, "baseline_s") / f(r, "steps") * 1e6
+    print("%-6s %-16s %-14s %9.2f %9.2f %7.2f %8.2f %8.2f %8.2f" % (r["nx"], r["program"], mode,
+          f(r, "us_per_step"), one, f(r, "speedup"), f(r, "host_issue_us_per_step"),
+          f(r, "host_wait_us_per_step"), f(r, "device_us_per_step")))
+peer = sys.argv[2]
+if os.path.exists(peer):
+    name = None
+    for line in open(peer):
+        if line.startswith("== "):
+            name, size, steps = line.split()[1:4]
+        elif line.count(",") >= 6 and name:
+            # -csv: variant, nx, ny, iter_max, nccheck, num_devices, p2p, runtime, runtime_serial
+            parts = [p.strip() for p in line.split(",")]
+            try:
+                t, t1 = float(parts[-2]), float(parts[-1])
+            except ValueError:
+                continue
+            print("%-6s %-16s %-14s %9.2f %9.2f %7.2f" % (size, "peer", name, t / int(steps) * 1e6,
+                  t1 / int(steps) * 1e6, t1 / t if t else 0))
+EOF
