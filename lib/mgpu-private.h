@@ -102,6 +102,11 @@ mgpu_status mgpu_memcpy_2d_async(void *dst, size_t dpitch_bytes, const void *src
                                  size_t spitch_bytes, size_t width_bytes, size_t rows,
                                  mgpu_stream *stream);
 
+/* The stencil domain's events for graphs (stencil-graph.c): one on part 0's
+ * stream that the others wait for, and one per part that part 0 waits for. */
+mgpu_event *mgpu_stencil_fork_event(const mgpu_stencil *st);
+mgpu_event *mgpu_stencil_join_event(const mgpu_stencil *st, int part);
+
 /* The device time of one step (step-time.c): the kernel of the largest of
  * NDEVICES parts alone on device 0, launched back to back, per launch. */
 mgpu_status mgpu_step_device_time(const mgpu_options *opt, int ndevices, double *seconds);

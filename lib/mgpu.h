@@ -740,6 +740,33 @@ mgpu_status mgpu_graph_end(mgpu_stream *origin, mgpu_graph **graph);
 mgpu_status mgpu_graph_launch(mgpu_graph *graph, mgpu_stream *stream);
 void mgpu_graph_destroy(mgpu_graph *graph);
 
+/* Steps of the stencil domain in one graph (lib/stencil-graph.c), for the
+ * strategies that issue them through mgpu_stencil_send, _recv and _compute.
+ * Capture: begin (part 0's thread), then every part's thread enters with its
+ * part (part 0's too), issues its steps as usual (only asynchronous exchange
+ * modes: peer-async, direct), leaves, and once all have left part 0's thread
+ * ends the capture.  The steps captured must start at the same buffer parity
+ * as each replay.  Replay: one launch on part 0's stream of every part's
+ * captured work, ordered after the work issued before it on every part's
+ * stream and before the work issued after it; from part 0's thread while no
+ * other part's thread issues work.  CUDA backend only. */
+/* Steps a replay runs at most: launching a graph whose nodes span several
+ * devices costs the host about what issuing two of its steps does (measured
+ * on H200s), so one launch must carry many. */
+#define MGPU_GRAPH_STEPS 32
+/* The steps to capture for a run of STEPS: an even number (each replay then
+ * starts at the buffer parity the capture did) after a plain step 0, whose
+ * send fills the halos that the reset poisoned; 0 when no replay fits. */
+long long mgpu_stencil_graph_steps(long long steps);
+/* Whether STENCIL's steps can be captured: MGPU_ERR_USAGE, with a line that
+ * names OPTION, on the host backend or with a synchronous exchange mode. */
+mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *stencil, const char *option);
+mgpu_status mgpu_stencil_capture_begin(mgpu_stencil *stencil);
+mgpu_status mgpu_stencil_capture_enter(mgpu_stencil *stencil, int part);
+mgpu_status mgpu_stencil_capture_leave(mgpu_stencil *stencil, int part);
+mgpu_status mgpu_stencil_capture_end(mgpu_stencil *stencil, int nparts, mgpu_graph **graph);
+mgpu_status mgpu_stencil_replay(mgpu_stencil *stencil, int nparts, mgpu_graph *graph);
+
 /* Book 11.2: a kernel that runs for long tells the host how far it has got
  * (lib/monitor.c).  The worker is a persistent stencil kernel: one
  * cooperative launch runs every step of one part, a grid-wide barrier

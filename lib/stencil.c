@@ -45,6 +45,7 @@ typedef struct part {
     float *buf[2];
     mgpu_stream *stream;
     mgpu_event *sent;    /* peer-async, direct: the sends are done */
+    mgpu_event *joined;  /* graphs: this part's stream joins the origin */
     float *edges[2];     /* staged, mapped: this part's first and last rows,
                             per buffer parity, in host memory */
     float *edges_dev[2]; /* mapped: the same memory as the devices see it */
@@ -56,6 +57,7 @@ typedef struct part {
 struct mgpu_stencil {
     mgpu_stencil_desc desc;
     mgpu_exchange mode;
+    mgpu_event *fork; /* graphs: on part 0's stream, which the others wait for */
     int first, count;
     part parts[MGPU_MAX_DEVICES];
 };
@@ -139,6 +141,7 @@ static mgpu_status part_alloc(mgpu_stencil *st, part *pt)
     }
     MGPU_TRY(mgpu_stream_create(dev, 0, &pt->stream));
     MGPU_TRY(mgpu_event_create(dev, 0, &pt->sent));
+    MGPU_TRY(mgpu_event_create(dev, 0, &pt->joined));
     if (st->mode == MGPU_EXCHANGE_STAGED || st->mode == MGPU_EXCHANGE_MAPPED) {
         unsigned flags = st->mode == MGPU_EXCHANGE_MAPPED ? MGPU_HOST_MAPPED : MGPU_HOST_PINNED;
         for (int b = 0; b < 2; b++) {
@@ -219,6 +222,9 @@ mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc 
     for (int p = st->first; p < st->first + st->count; p++)
         if ((status = part_alloc(st, &st->parts[p])) != MGPU_OK)
             goto fail;
+    if (st->first == 0 &&
+        (status = mgpu_event_create(st->parts[0].slab.device, 0, &st->fork)) != MGPU_OK)
+        goto fail;
     *stencil = st;
     return MGPU_OK;
 fail:
@@ -244,8 +250,10 @@ void mgpu_stencil_destroy(mgpu_stencil *st)
             mgpu_host_free(pt->edges[b]);
         }
         mgpu_event_destroy(pt->sent);
+        mgpu_event_destroy(pt->joined);
         mgpu_stream_destroy(pt->stream);
     }
+    mgpu_event_destroy(st->fork);
     free(st);
 }
 
@@ -270,6 +278,9 @@ float *mgpu_stencil_row(const mgpu_stencil *st, int p, long long step, mgpu_row 
     }
     return NULL;
 }
+
+mgpu_event *mgpu_stencil_fork_event(const mgpu_stencil *st) { return st->fork; }
+mgpu_event *mgpu_stencil_join_event(const mgpu_stencil *st, int p) { return st->parts[p].joined; }
 
 int mgpu_stencil_above(const mgpu_stencil *st, int p) { return st->parts[p].above; }
 int mgpu_stencil_below(const mgpu_stencil *st, int p) { return st->parts[p].below; }

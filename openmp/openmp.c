@@ -27,11 +27,15 @@
 #include "mgpu.h"
 
 static long long cpu_control;
+static long long use_graph;
 
 static const mgpu_extra_option extra[] = {
     {"cpu-control", "one more run, the CPU control field computed in a concurrent OpenMP "
                     "section; reports how much of it the devices' work hid",
      NULL, 0, 1, 1, &cpu_control},
+    {"graph", "the threads capture their devices' steps into one CUDA graph once, thread 0 "
+              "replays it, many steps a launch",
+     NULL, 0, 0, 1, &use_graph},
     {NULL, NULL, NULL, 0, 0, 0, NULL},
 };
 
@@ -62,36 +66,114 @@ static bool arrive(mgpu_failure *failure, mgpu_status status, long long *barrier
     return !mgpu_failure_before(failure, (*barrier)++);
 }
 
+/* --graph: steps 1 to K of every part, captured once (mgpu_stencil_graph_steps). */
+typedef struct graph_steps {
+    mgpu_graph *graph;
+    long long k;
+} graph_steps;
+
+/* What a part's thread carries through a parallel region. */
+typedef struct part_thread {
+    mgpu_stencil *st;
+    const mgpu_run *run;
+    int p;
+    mgpu_failure *failure;
+    long long barrier; /* barriers passed */
+    double *waited;    /* seconds at them */
+    mgpu_status status;
+} part_thread;
+
+/* Step STEP: send, the barrier, receive and compute; false when some
+ * thread failed and all leave. */
+static bool one_step(part_thread *t, long long step)
+{
+    if (t->status == MGPU_OK)
+        t->status = mgpu_stencil_send(t->st, t->p, step);
+    if (!arrive(t->failure, t->status, &t->barrier, t->waited))
+        return false;
+    t->status = mgpu_stencil_recv(t->st, t->p, step);
+    if (t->status == MGPU_OK && t->run->compute)
+        t->status = mgpu_stencil_compute(t->st, t->p, step);
+    return true;
+}
+
+/* In a parallel region after the reset: a plain step 0, then every thread
+ * issues steps 1 to K of its part into one capture that thread 0 began,
+ * with the barriers of plain steps between (see pthread/pthread.c); thread
+ * 0 ends it, also when another failed in it. */
+static void capture_steps(part_thread *t, graph_steps *g)
+{
+    bool began = false;
+    bool ok = one_step(t, 0);
+    if (ok && t->p == 0 && t->status == MGPU_OK) {
+        t->status = mgpu_stencil_capture_begin(t->st);
+        began = t->status == MGPU_OK;
+    }
+    ok = ok && arrive(t->failure, t->status, &t->barrier, t->waited);
+    if (ok)
+        t->status = mgpu_stencil_capture_enter(t->st, t->p);
+    for (long long step = 1; ok && step <= g->k; step++)
+        ok = one_step(t, step);
+    if (ok && t->status == MGPU_OK)
+        t->status = mgpu_stencil_capture_leave(t->st, t->p);
+    ok = ok && arrive(t->failure, t->status, &t->barrier, t->waited);
+    if (began) {
+        mgpu_status ended = mgpu_stencil_capture_end(t->st, t->run->ndevices, &g->graph);
+        if (t->status == MGPU_OK)
+            t->status = ended;
+    }
+    if (t->status != MGPU_OK)
+        mgpu_failure_record(t->failure, t->status, t->barrier);
+}
+
+/* With a graph: step 0, then thread 0 replays it while the others wait at
+ * a barrier.  The next step, or -1 when all leave. */
+static long long replay(part_thread *t, const graph_steps *g)
+{
+    long long steps = t->run->opt->steps, step = 1;
+    if (!g->graph || steps == 0)
+        return 0;
+    if (!one_step(t, 0) || !arrive(t->failure, t->status, &t->barrier, t->waited))
+        return -1;
+    for (; step + g->k <= steps; step += g->k) {
+        if (t->p != 0)
+            continue;
+        /* The captured kernels checked MGPU_INJECT_FAULT for steps 1 to K. */
+        for (int p = 0; p < t->run->ndevices && t->status == MGPU_OK; p++)
+            for (long long s = step; s < step + g->k && t->status == MGPU_OK; s++)
+                t->status = mgpu_fault_check(p, s);
+        if (t->status == MGPU_OK)
+            t->status = mgpu_stencil_replay(t->st, t->run->ndevices, g->graph);
+    }
+    return arrive(t->failure, t->status, &t->barrier, t->waited) ? step : -1;
+}
+
 /* Part P's steps, in its thread.  A failure in one step's compute is
  * reported at the barrier of the next step's send, or after the last step. */
 static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *failure,
-                  double *waited, double *synced)
+                  const graph_steps *g, double *waited, double *synced)
 {
-    long long barrier = 0;
-    mgpu_status status = mgpu_device_set(device_of(st, p));
-    for (long long step = 0; step < run->opt->steps; step++) {
-        if (status == MGPU_OK)
-            status = mgpu_stencil_send(st, p, step);
-        if (!arrive(failure, status, &barrier, waited))
+    part_thread t = {st, run, p, failure, 0, waited, mgpu_device_set(device_of(st, p))};
+    long long step = replay(&t, g);
+    if (step < 0)
+        return;
+    for (; step < run->opt->steps; step++)
+        if (!one_step(&t, step))
             return;
-        status = mgpu_stencil_recv(st, p, step);
-        if (status == MGPU_OK && run->compute)
-            status = mgpu_stencil_compute(st, p, step);
-    }
     double before = mgpu_now();
-    if (status == MGPU_OK)
-        status = mgpu_stencil_synchronize(st, p);
+    if (t.status == MGPU_OK)
+        t.status = mgpu_stencil_synchronize(st, p);
     *synced += mgpu_now() - before;
-    if (status != MGPU_OK)
-        mgpu_failure_record(failure, status, barrier);
+    if (t.status != MGPU_OK)
+        mgpu_failure_record(failure, t.status, t.barrier);
 }
 
 /* One run from the initial field: the parts' threads, timed from the
  * region's start to its end.  *WAITED gets the seconds the threads spent at
  * barriers, summed, and *SYNCED those they spent waiting for their devices
  * at the end. */
-static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, double *seconds,
-                            double *waited, double *synced)
+static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, graph_steps *g,
+                            bool capture, double *seconds, double *waited, double *synced)
 {
     int n = run->ndevices;
     for (int p = 0; p < n; p++) {
@@ -107,8 +189,12 @@ static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, double *secon
         /* Every thread sees the same team size, so all take the same branch
          * and none waits at a barrier the others skip. */
         int got = omp_get_num_threads();
-        if (got == n) {
-            steps(st, run, omp_get_thread_num(), &failure, &sum, &sync_sum);
+        if (got == n && capture) {
+            int p = omp_get_thread_num();
+            part_thread t = {st, run, p, &failure, 0, &sum, mgpu_device_set(device_of(st, p))};
+            capture_steps(&t, g);
+        } else if (got == n) {
+            steps(st, run, omp_get_thread_num(), &failure, g, &sum, &sync_sum);
         } else if (omp_get_thread_num() == 0) {
             mgpu_status status = mgpu_error_set(MGPU_ERR_SYSTEM, "OpenMP gave %d threads, %d "
                                                 "devices need one each (OMP_THREAD_LIMIT?)",
@@ -125,7 +211,8 @@ static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, double *secon
 /* Book 10.6: one section drives the devices, the other computes the CPU
  * control field.  The share of the CPU's time during which the devices also
  * worked was hidden; the book compares the two results. */
-static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, float *control)
+static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, graph_steps *g,
+                               float *control)
 {
     const mgpu_options *opt = run->opt;
     mgpu_failure failure;
@@ -139,7 +226,7 @@ static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, float *con
 #pragma omp section
         {
             double seconds, waited, synced, begin = mgpu_now();
-            mgpu_status status = run_once(st, run, &seconds, &waited, &synced);
+            mgpu_status status = run_once(st, run, g, false, &seconds, &waited, &synced);
             devices_s = mgpu_now() - begin;
             if (status != MGPU_OK)
                 mgpu_failure_record(&failure, status, 0);
@@ -179,12 +266,18 @@ static mgpu_status gather(mgpu_stencil *st, const mgpu_run *run)
     return MGPU_OK;
 }
 
-static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, float *control)
+static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, graph_steps *g, float *control)
 {
     double waited = 0.0;
+    if (g->k > 0) {
+        double seconds, capture_waited, synced;
+        MGPU_TRY(run_once(st, run, g, true, &seconds, &capture_waited, &synced));
+        if (run->record)
+            mgpu_record_set_number(run->record, "graph_steps", (double) g->k);
+    }
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         double seconds, run_waited, run_synced;
-        mgpu_status status = run_once(st, run, &seconds, &run_waited, &run_synced);
+        mgpu_status status = run_once(st, run, g, false, &seconds, &run_waited, &run_synced);
         if (status != MGPU_OK)
             return status;
         if (r >= run->warmup) {
@@ -196,7 +289,7 @@ static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, float *control)
     if (run->record && run->compute)
         mgpu_record_set_number(run->record, "barrier_wait_s",
                                waited / run->ndevices / run->repeats);
-    mgpu_status status = control ? control_run(st, run, control) : MGPU_OK;
+    mgpu_status status = control ? control_run(st, run, g, control) : MGPU_OK;
     if (status != MGPU_OK || !run->field)
         return status;
     status = gather(st, run);
@@ -235,8 +328,13 @@ static mgpu_status openmp(void *ctx, mgpu_run *run)
             status = mgpu_error_set(MGPU_ERR_NOMEM, "--cpu-control: %zu bytes of host memory",
                                     bytes);
     }
+    graph_steps g = {NULL, 0};
+    if (status == MGPU_OK && use_graph && (status = mgpu_stencil_graph_check(st, "--graph")) ==
+                                              MGPU_OK)
+        g.k = mgpu_stencil_graph_steps(opt->steps);
     if (status == MGPU_OK)
-        status = runs(st, run, control);
+        status = runs(st, run, &g, control);
+    mgpu_graph_destroy(g.graph);
     free(control);
     mgpu_stencil_destroy(st);
     return status;

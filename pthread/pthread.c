@@ -43,6 +43,7 @@ enum mode { MODE_STEP, MODE_PERSISTENT };
 static const char *const mode_names[] = {"step", "persistent", NULL};
 static long long mode = MODE_STEP;
 static long long cpu_control;
+static long long use_graph;
 
 static const mgpu_extra_option extra[] = {
     {"mode", "step: each worker steps its device, a barrier per step (book 10.4); "
@@ -51,6 +52,9 @@ static const mgpu_extra_option extra[] = {
     {"cpu-control", "with --mode=persistent: the main thread computes the CPU control field "
                     "between the barriers; reports how much of it the devices' work hid",
      NULL, 0, 1, 1, &cpu_control},
+    {"graph", "with --mode=step: the workers capture their devices' steps into one CUDA "
+              "graph once, worker 0 replays it, many steps a launch",
+     NULL, 0, 0, 1, &use_graph},
     {NULL, NULL, NULL, 0, 0, 0, NULL},
 };
 
@@ -89,6 +93,8 @@ struct team {
     enum command command;            /* persistent: the order at "start", */
     long long step;                  /* its step, */
     long long commands;              /* and how many came before it */
+    mgpu_graph *graph;               /* --graph: steps 1..graph_steps */
+    long long graph_steps;
     worker workers[MGPU_MAX_DEVICES];
 };
 
@@ -163,6 +169,79 @@ static bool arrive(worker *w, mgpu_status status, bool counted)
     return !mgpu_failure_before(&t->failure, w->barriers++);
 }
 
+/* Step STEP of the worker's part: send, the barrier, receive and compute.
+ * False when some worker failed and all leave. */
+static bool one_step(worker *w, mgpu_status *status, long long step, bool timed)
+{
+    team *t = w->team;
+    if (*status == MGPU_OK)
+        *status = mgpu_stencil_send(t->st, w->part, step);
+    if (!arrive(w, *status, timed))
+        return false;
+    *status = mgpu_stencil_recv(t->st, w->part, step);
+    if (*status == MGPU_OK && t->run->compute)
+        *status = mgpu_stencil_compute(t->st, w->part, step);
+    return true;
+}
+
+/* --graph: after a plain step 0 (its send fills the halos the reset
+ * poisoned), every worker issues steps 1 to graph_steps of its part into one
+ * capture that worker 0 began, with the barriers of plain steps between: the
+ * events they order are the graph's edges.  Worker 0 ends the capture, also
+ * when another failed in it. */
+static bool capture(worker *w, mgpu_status *status)
+{
+    team *t = w->team;
+    int p = w->part;
+    bool began = false, ok;
+    if (*status == MGPU_OK)
+        *status = mgpu_stencil_reset(t->st, p);
+    ok = arrive(w, *status, false) && one_step(w, status, 0, false);
+    if (ok && p == 0 && *status == MGPU_OK) {
+        *status = mgpu_stencil_capture_begin(t->st);
+        began = *status == MGPU_OK;
+    }
+    ok = ok && arrive(w, *status, false);
+    if (ok)
+        *status = mgpu_stencil_capture_enter(t->st, p);
+    for (long long step = 1; ok && step <= t->graph_steps; step++)
+        ok = one_step(w, status, step, false);
+    if (ok && *status == MGPU_OK)
+        *status = mgpu_stencil_capture_leave(t->st, p);
+    ok = ok && arrive(w, *status, false);
+    if (began) {
+        mgpu_status ended = mgpu_stencil_capture_end(t->st, t->n, &t->graph);
+        if (*status == MGPU_OK)
+            *status = ended;
+    }
+    return ok;
+}
+
+/* With a graph, after step 0 worker 0 replays it while the others wait at
+ * a barrier: a replay orders itself after every part's work issued before
+ * it, and every part's later work after it.  *STEP gets the next step. */
+static bool replay(worker *w, mgpu_status *status, long long *step, bool timed)
+{
+    team *t = w->team;
+    long long steps = t->run->opt->steps, k = t->graph_steps;
+    *step = 0;
+    if (!t->graph || steps == 0)
+        return true;
+    if (!one_step(w, status, 0, timed) || !arrive(w, *status, timed))
+        return false;
+    for (*step = 1; *step + k <= steps; *step += k) {
+        if (w->part != 0)
+            continue;
+        /* The captured kernels checked MGPU_INJECT_FAULT for steps 1 to k. */
+        for (int p = 0; p < t->n && *status == MGPU_OK; p++)
+            for (long long s = *step; s < *step + k && *status == MGPU_OK; s++)
+                *status = mgpu_fault_check(p, s);
+        if (*status == MGPU_OK)
+            *status = mgpu_stencil_replay(t->st, t->n, t->graph);
+    }
+    return arrive(w, *status, timed);
+}
+
 /* Every run, warm-up and timed: load the initial field, then the steps.
  * Worker 0 times each run from the barrier that opens the first step to the
  * one that all reach with their device synchronised.  A failure in one
@@ -178,6 +257,8 @@ static void *step_worker(void *arg)
         return NULL;
     mgpu_host_share_cores(run->ndevices);
     mgpu_status status = mgpu_device_set(device_of(st, p));
+    if (t->graph_steps > 0 && !capture(w, &status))
+        return NULL;
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         bool timed = r >= run->warmup;
         if (status == MGPU_OK)
@@ -190,15 +271,12 @@ static void *step_worker(void *arg)
         if (!arrive(w, status, false))
             return NULL;
         double start = mgpu_now();
-        for (long long step = 0; step < run->opt->steps; step++) {
-            if (status == MGPU_OK)
-                status = mgpu_stencil_send(st, p, step);
-            if (!arrive(w, status, timed))
+        long long step;
+        if (!replay(w, &status, &step, timed))
+            return NULL;
+        for (; step < run->opt->steps; step++)
+            if (!one_step(w, &status, step, timed))
                 return NULL;
-            status = mgpu_stencil_recv(st, p, step);
-            if (status == MGPU_OK && run->compute)
-                status = mgpu_stencil_compute(st, p, step);
-        }
         double before = mgpu_now();
         if (status == MGPU_OK)
             status = mgpu_stencil_synchronize(st, p);
@@ -227,6 +305,10 @@ static mgpu_status step_mode(team *t)
         status = mgpu_failure_status(&t->failure);
     }
     pthread_barrier_destroy(&t->barrier);
+    if (status == MGPU_OK && t->run->record && t->graph)
+        mgpu_record_set_number(t->run->record, "graph_steps", (double) t->graph_steps);
+    mgpu_graph_destroy(t->graph);
+    t->graph = NULL;
     if (status == MGPU_OK && t->run->record && t->run->compute) {
         double waited = 0.0;
         for (int p = 0; p < t->n; p++)
@@ -440,6 +522,9 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
     if (cpu_control && mode != MODE_PERSISTENT)
         return mgpu_error_set(MGPU_ERR_USAGE, "--cpu-control: only with --mode=persistent, "
                                               "where the main thread is free between barriers");
+    if (use_graph && mode != MODE_STEP)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--graph: only with --mode=step, where the "
+                                              "workers issue the steps themselves");
     mgpu_stencil_desc desc = {
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = opt->exchange,
         .seed = opt->seed, .nparts = run->ndevices,
@@ -454,6 +539,8 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
     }
     t->run = run;
     t->n = run->ndevices;
+    if (use_graph && (status = mgpu_stencil_graph_check(t->st, "--graph")) == MGPU_OK)
+        t->graph_steps = mgpu_stencil_graph_steps(opt->steps);
     mgpu_failure_init(&t->failure);
     pthread_mutex_init(&t->gate, NULL);
     if (run->record) {

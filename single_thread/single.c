@@ -16,11 +16,15 @@
 enum context_kind { CONTEXT_RUNTIME, CONTEXT_DRIVER };
 static const char *const context_names[] = {"runtime", "driver", NULL};
 static long long context = CONTEXT_RUNTIME;
+static long long use_graph;
 
 static const mgpu_extra_option extra[] = {
     {"context", "how the thread switches devices: runtime (cudaSetDevice) or driver "
                 "(cuCtxPushCurrent/cuCtxPopCurrent)",
      context_names, 0, 1, 0, &context},
+    {"graph", "capture the steps of every device into a CUDA graph once, then replay it, "
+              "many steps a launch",
+     NULL, 0, 0, 1, &use_graph},
     {NULL, NULL, NULL, 0, 0, 0, NULL},
 };
 
@@ -48,27 +52,74 @@ static int device_of(const mgpu_stencil *st, int part)
     return mgpu_stencil_slab(st, part)->device;
 }
 
-/* STEPS steps on N devices.  Each step is two passes over the devices: every
- * device sends its edge rows to its neighbours, then every device takes its
- * halos and launches its kernel.  Nothing here waits for a device; the host
- * waits once, at the end. */
-static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compute,
-                             double *waited)
+/* One step on N devices, two passes over them: every device sends its edge
+ * rows to its neighbours, then every device takes its halos and launches its
+ * kernel.  Nothing here waits for a device. */
+static mgpu_status one_step(mgpu_stencil *st, int n, long long step, int compute)
 {
-    for (long long step = 0; step < steps; step++) {
-        for (int p = 0; p < n; p++) {
-            MGPU_TRY(enter(device_of(st, p)));
-            MGPU_TRY(mgpu_stencil_send(st, p, step));
-            MGPU_TRY(leave());
-        }
-        for (int p = 0; p < n; p++) {
-            MGPU_TRY(enter(device_of(st, p)));
-            MGPU_TRY(mgpu_stencil_recv(st, p, step));
-            if (compute)
-                MGPU_TRY(mgpu_stencil_compute(st, p, step));
-            MGPU_TRY(leave());
+    for (int p = 0; p < n; p++) {
+        MGPU_TRY(enter(device_of(st, p)));
+        MGPU_TRY(mgpu_stencil_send(st, p, step));
+        MGPU_TRY(leave());
+    }
+    for (int p = 0; p < n; p++) {
+        MGPU_TRY(enter(device_of(st, p)));
+        MGPU_TRY(mgpu_stencil_recv(st, p, step));
+        if (compute)
+            MGPU_TRY(mgpu_stencil_compute(st, p, step));
+        MGPU_TRY(leave());
+    }
+    return MGPU_OK;
+}
+
+/* --graph: steps 1 to K of every device, captured after a plain step 0
+ * (mgpu_stencil_graph_steps); K is 0 when the run is too short for one. */
+typedef struct graph_steps {
+    mgpu_graph *graph;
+    long long k;
+} graph_steps;
+
+static mgpu_status capture(mgpu_stencil *st, const mgpu_run *run, graph_steps *g)
+{
+    int n = run->ndevices;
+    long long steps = run->opt->steps;
+    g->k = mgpu_stencil_graph_steps(steps);
+    if (g->k == 0)
+        return MGPU_OK;
+    for (int p = 0; p < n; p++)
+        MGPU_TRY(mgpu_stencil_reset(st, p));
+    MGPU_TRY(one_step(st, n, 0, run->compute));
+    MGPU_TRY(mgpu_stencil_capture_begin(st));
+    mgpu_status status = MGPU_OK;
+    for (int p = 0; p < n && status == MGPU_OK; p++)
+        status = mgpu_stencil_capture_enter(st, p);
+    for (long long step = 1; step <= g->k && status == MGPU_OK; step++)
+        status = one_step(st, n, step, run->compute);
+    for (int p = 0; p < n && status == MGPU_OK; p++)
+        status = mgpu_stencil_capture_leave(st, p);
+    mgpu_status ended = mgpu_stencil_capture_end(st, n, &g->graph);
+    return status != MGPU_OK ? status : ended;
+}
+
+/* STEPS steps on N devices, from the graph where there is one; the host
+ * waits once, at the end, and *WAITED gets how long. */
+static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compute,
+                             const graph_steps *g, double *waited)
+{
+    long long step = 0;
+    if (g->graph && steps > 0) {
+        MGPU_TRY(one_step(st, n, 0, compute));
+        for (step = 1; step + g->k <= steps; step += g->k) {
+            /* The captured kernels checked MGPU_INJECT_FAULT for steps 1 to
+             * K; the replayed steps are checked here. */
+            for (int p = 0; p < n; p++)
+                for (long long s = step; s < step + g->k; s++)
+                    MGPU_TRY(mgpu_fault_check(p, s));
+            MGPU_TRY(mgpu_stencil_replay(st, n, g->graph));
         }
     }
+    for (; step < steps; step++)
+        MGPU_TRY(one_step(st, n, step, compute));
     double before = mgpu_now();
     for (int p = 0; p < n; p++) {
         MGPU_TRY(enter(device_of(st, p)));
@@ -79,14 +130,14 @@ static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compu
     return MGPU_OK;
 }
 
-static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run)
+static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run, const graph_steps *g)
 {
     int n = run->ndevices;
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         for (int p = 0; p < n; p++)
             MGPU_TRY(mgpu_stencil_reset(st, p));
         double start = mgpu_now(), waited;
-        MGPU_TRY(run_steps(st, n, run->opt->steps, run->compute, &waited));
+        MGPU_TRY(run_steps(st, n, run->opt->steps, run->compute, g, &waited));
         if (r >= run->warmup) {
             run->seconds[r - run->warmup] = mgpu_now() - start;
             run->waited[r - run->warmup] = waited;
@@ -116,7 +167,16 @@ static mgpu_status single_thread(void *ctx, mgpu_run *run)
         run->record->exchange = mgpu_stencil_exchange_mode(st);
         mgpu_record_set_text(run->record, "context", context_names[context]);
     }
-    status = run_timed(st, run);
+    graph_steps g = {NULL, 0};
+    if (use_graph)
+        status = mgpu_stencil_graph_check(st, "--graph");
+    if (status == MGPU_OK && use_graph)
+        status = capture(st, run, &g);
+    if (status == MGPU_OK)
+        status = run_timed(st, run, &g);
+    if (status == MGPU_OK && run->record && use_graph)
+        mgpu_record_set_number(run->record, "graph_steps", (double) g.k);
+    mgpu_graph_destroy(g.graph);
     mgpu_stencil_destroy(st);
     return status;
 }

@@ -1,0 +1,121 @@
+/* stencil-graph.c - steps of the stencil domain captured into one CUDA graph
+ * and replayed (--graph in mgpu-single, -pthread and -openmp).
+ *
+ * A capture starts on the origin, part 0's stream.  Every other part's
+ * stream joins it by waiting for an event recorded there (the fork), then
+ * the strategy issues its steps as it always does, each part by its own
+ * thread where it has one, and each part's stream leaves it by recording an
+ * event that the origin waits for (the join).  The graph then holds every
+ * device's kernels, copies and the events that order them; one launch on the
+ * origin replays all of it.
+ *
+ * A replay must come after the work issued plainly before it on every part's
+ * stream, and the work issued after it must come after the replay: before a
+ * launch the origin waits for every stream (join), after it every stream
+ * waits for the origin (fork).  That is four calls a part per launch, so a
+ * graph holds many steps.  Both leave the caller's current device as it was.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "mgpu-private.h"
+
+/* The origin's part; the fork and join events are the stencil's own. */
+enum { ORIGIN = 0 };
+
+static int device_of(const mgpu_stencil *st, int p) { return mgpu_stencil_slab(st, p)->device; }
+
+/* STREAM of PART waits for EVENT (of any device), its device made current. */
+static mgpu_status wait_on(const mgpu_stencil *st, int part, mgpu_event *event)
+{
+    MGPU_TRY(mgpu_device_set(device_of(st, part)));
+    return mgpu_stream_wait_event(mgpu_stencil_stream(st, part), event);
+}
+
+static mgpu_status record_on(const mgpu_stencil *st, int part, mgpu_event *event)
+{
+    MGPU_TRY(mgpu_device_set(device_of(st, part)));
+    return mgpu_event_record(event, mgpu_stencil_stream(st, part));
+}
+
+long long mgpu_stencil_graph_steps(long long steps)
+{
+    long long k = steps - 1 < MGPU_GRAPH_STEPS ? (steps - 1) / 2 * 2 : MGPU_GRAPH_STEPS;
+    return k >= 2 ? k : 0;
+}
+
+mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
+{
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
+        return mgpu_fail(MGPU_ERR_USAGE, "%s: needs the CUDA backend, and this run has the %s "
+                                         "backend, which runs work as it is issued: there is "
+                                         "no graph to capture (use --backend=cuda on a machine "
+                                         "with a GPU)",
+                         option, mgpu_backend_name(mgpu_backend_active()));
+    mgpu_exchange mode = mgpu_stencil_exchange_mode(st);
+    if (mode != MGPU_EXCHANGE_PEER_ASYNC && mode != MGPU_EXCHANGE_DIRECT)
+        return mgpu_fail(MGPU_ERR_USAGE, "%s: --exchange=%s waits on the host and cannot be "
+                                         "captured into a graph (accepted with %s: "
+                                         "peer-async, direct)",
+                         option, mgpu_exchange_name(mode), option);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_stencil_capture_begin(mgpu_stencil *st)
+{
+    MGPU_TRY(mgpu_device_set(device_of(st, ORIGIN)));
+    MGPU_TRY(mgpu_graph_begin(mgpu_stencil_stream(st, ORIGIN)));
+    return record_on(st, ORIGIN, mgpu_stencil_fork_event(st));
+}
+
+mgpu_status mgpu_stencil_capture_enter(mgpu_stencil *st, int part)
+{
+    return part == ORIGIN ? MGPU_OK : wait_on(st, part, mgpu_stencil_fork_event(st));
+}
+
+mgpu_status mgpu_stencil_capture_leave(mgpu_stencil *st, int part)
+{
+    return part == ORIGIN ? MGPU_OK : record_on(st, part, mgpu_stencil_join_event(st, part));
+}
+
+mgpu_status mgpu_stencil_capture_end(mgpu_stencil *st, int nparts, mgpu_graph **graph)
+{
+    *graph = NULL;
+    int current;
+    MGPU_TRY(mgpu_device_get(&current));
+    mgpu_status status = MGPU_OK;
+    for (int p = 0; p < nparts && status == MGPU_OK; p++)
+        if (p != ORIGIN)
+            status = wait_on(st, ORIGIN, mgpu_stencil_join_event(st, p));
+    /* The capture ends whatever happened, so that the stream leaves it. */
+    mgpu_status ended = mgpu_device_set(device_of(st, ORIGIN));
+    if (ended == MGPU_OK)
+        ended = mgpu_graph_end(mgpu_stencil_stream(st, ORIGIN), graph);
+    if (status != MGPU_OK) {
+        mgpu_graph_destroy(*graph);
+        *graph = NULL;
+        return status;
+    }
+    MGPU_TRY(ended);
+    return mgpu_device_set(current);
+}
+
+mgpu_status mgpu_stencil_replay(mgpu_stencil *st, int nparts, mgpu_graph *graph)
+{
+    int current;
+    MGPU_TRY(mgpu_device_get(&current));
+    for (int p = 0; p < nparts; p++) {
+        if (p == ORIGIN)
+            continue;
+        MGPU_TRY(record_on(st, p, mgpu_stencil_join_event(st, p)));
+        MGPU_TRY(wait_on(st, ORIGIN, mgpu_stencil_join_event(st, p)));
+    }
+    MGPU_TRY(mgpu_device_set(device_of(st, ORIGIN)));
+    MGPU_TRY(mgpu_graph_launch(graph, mgpu_stencil_stream(st, ORIGIN)));
+    MGPU_TRY(record_on(st, ORIGIN, mgpu_stencil_fork_event(st)));
+    for (int p = 0; p < nparts; p++)
+        if (p != ORIGIN)
+            MGPU_TRY(wait_on(st, p, mgpu_stencil_fork_event(st)));
+    return mgpu_device_set(current);
+}
