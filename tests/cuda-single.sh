@@ -30,6 +30,19 @@ on_devices() {
     check_run "context=driver, $devices devices" \
         "$prog" $common --verify=cpu --context=driver --devices=$devices \
         --nx=129 --ny=77 --steps=9
+    # --graph: two replays and steps left over (70), one replay and three
+    # left (36), too short for one (2); captured once, run twice.
+    for exchange in peer-async direct; do
+        for kernel in pattern2d jacobi; do
+            for grid in "101 53 70" "33 $((devices + 2)) 36" "17 13 2"; do
+                set -- $grid
+                check_run "graph: $exchange, $devices devices, $kernel, $1 x $2, $3 steps" \
+                    "$prog" --backend=cuda --repeat=2 --warmup=0 --verify=cpu --graph \
+                    --exchange=$exchange --devices=$devices --kernel=$kernel --nx=$1 --ny=$2 \
+                    --steps=$3
+            done
+        done
+    done
 }
 for_each_device_count on_devices
 echo "1..$tap_count"

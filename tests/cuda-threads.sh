@@ -56,6 +56,20 @@ on_devices() {
             fi
         done
     done
+    # --graph: two replays and steps left over, one and three left; the
+    # capture is made once and run twice.
+    for prog in "$pthread" "$openmp"; do
+        [ -x "$prog" ] || continue
+        for exchange in peer-async direct; do
+            for grid in "101 53 70 pattern2d" "33 $((devices + 2)) 36 jacobi"; do
+                set -- $grid
+                check_run "$(basename "$prog") graph: $exchange, $devices devices, $4, $1 x $2" \
+                    "$prog" --backend=cuda --repeat=2 --warmup=0 --verify=cpu --graph \
+                    --exchange=$exchange --devices=$devices --kernel=$4 --nx=$1 --ny=$2 \
+                    --steps=$3
+            done
+        done
+    done
     check_control "pthread persistent --cpu-control, $devices devices" \
         "$pthread" --mode=persistent --cpu-control --devices=$devices --nx=257 --ny=129 --steps=9
     if [ -x "$openmp" ]; then
