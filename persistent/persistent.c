@@ -266,20 +266,23 @@ static mgpu_status one_run(state *s, const mgpu_run *run, double *seconds, doubl
     return status;
 }
 
+/* The host's time in a run is issuing the launches, then waiting for the
+ * kernels: the record's host_issue and host_wait per step. */
 static mgpu_status timed_runs(state *s, mgpu_run *run)
 {
-    double launch_s = 0.0;
     for (int r = 0; r < run->warmup + run->repeats; r++) {
-        double seconds;
+        double seconds, launch_s;
         MGPU_TRY(one_run(s, run, &seconds, &launch_s));
-        if (r >= run->warmup)
-            run->seconds[r - run->warmup] = seconds;
+        if (r < run->warmup)
+            continue;
+        run->seconds[r - run->warmup] = seconds;
+        if (run->waited)
+            run->waited[r - run->warmup] = seconds - launch_s;
     }
     if (run->record && run->compute) {
         mgpu_record_set_text(run->record, "protocol", protocol_names[protocol]);
         mgpu_record_set_number(run->record, "blocks", s->parts[0].blocks);
         mgpu_record_set_number(run->record, "block_threads", PERSISTENT_BLOCK_THREADS);
-        mgpu_record_set_number(run->record, "launch_us", launch_s * 1e6);
     }
     if (!run->field)
         return MGPU_OK;
