@@ -42,38 +42,13 @@
 #include <stdint.h>
 
 #include "mgpu-private.h"
+#include "stencil-cell.cuh"
 
 namespace {
 
 const int stencil_block_max = 256; // threads per block (a multiple of 32)
 const int stencil_waves = 24;      // grid size in full waves of resident blocks
 const unsigned full_warp = 0xffffffffu;
-
-// ------------------------------------------------------------- the arithmetic
-
-template <mgpu_kernel K> struct cell_rule;
-
-// pattern2d: sqrtf(fabsf((((c + w) + e) - 2n) + 3s)), left to right as in C.
-template <> struct cell_rule<MGPU_KERNEL_PATTERN2D> {
-    static __device__ __forceinline__ float apply(float c, float w, float e, float n,
-                                                  float s)
-    {
-        float t = __fadd_rn(__fadd_rn(c, w), e);
-        t = __fsub_rn(t, __fmul_rn(2.0f, n));
-        t = __fadd_rn(t, __fmul_rn(3.0f, s));
-        return __fsqrt_rn(fabsf(t));
-    }
-};
-
-// jacobi: 0.25f * (((w + e) + n) + s).
-template <> struct cell_rule<MGPU_KERNEL_JACOBI> {
-    static __device__ __forceinline__ float apply(float c, float w, float e, float n,
-                                                  float s)
-    {
-        (void) c;
-        return __fmul_rn(0.25f, __fadd_rn(__fadd_rn(__fadd_rn(w, e), n), s));
-    }
-};
 
 // ------------------------------------------------------- VEC columns of a row
 

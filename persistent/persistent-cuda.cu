@@ -1,0 +1,450 @@
+// persistent-cuda.cu - mgpu-persistent's kernel: one cooperative launch per device runs every
+// step of the device's part, computing its slab, writing its edge rows into the neighbours' halos
+// through peer pointers and meeting the neighbours' kernels through flags in device memory.
+// doc/persistent.md has the protocol; the hazards are reasoned out here, beside the code.
+//
+// The buffers alternate as in lib/stencil.c: the field before step t is in buffer t%2, so step
+// t reads buffer t%2 (with its halo rows) and writes buffer (t+1)%2, and the edge rows it
+// computes also go into the neighbours' halo rows of buffer (t+1)%2.  A part's halo rows are
+// written only by its neighbours; everything else only by itself.
+//
+// Hazards between devices, for a part P and a neighbour N:
+//  - read after write: P's step t reads its halo of buffer t%2, which N writes at its step t-1
+//    (at phase 0, before step 0, for t = 0).  P must not read it before N's write is visible.
+//  - write after read: P's step t writes N's halo of buffer (t+1)%2, which N read at its step
+//    t-1 (the same buffer, two steps earlier).  P must not write it while N may still read it.
+// Both are closed by one flag per direction.  N's flag in P's memory counts the exchange phases
+// N has finished (phase 0 is the exchange before step 0, phase t+1 is step t), and N advances it
+// only after (a) its halo writes for P are visible (every writing thread fences at system scope,
+// then the count is published with a system-scope release store) and (b) it has finished every
+// read of its own halos of that phase.  P waits, with acquire loads, for the flag to reach t+1
+// before the work of step t that reads its halos or writes N's: then N's step t-1 writes are
+// visible to P (read after write), and N's step t-1 reads, the last of N's halo of buffer
+// (t+1)%2 before P overwrites it, are over (write after read).  Nothing else crosses devices:
+// halo rows are the only memory written by another device, and only the edge rows (rows 1
+// and rows) read them.
+//
+// Hazards inside a device (a block reads rows another block wrote at the previous step, or
+// overwrites rows another block still reads) are closed by the grid-wide barrier between
+// steps (cooperative groups, legal because every block is resident: cooperative launch).
+// Loads of the field bypass L1 (__ldcg): L1 is coherent neither with other multiprocessors
+// nor with the peer's writes, which land in this device's L2.
+//
+// With one part and periodic rows (jacobi on one device) the part is its own neighbour: it
+// writes its own halos, ordered by the grid barrier alone, and no flag is used.
+//
+// Ending: a wait that sees the host's STOP word (the host saw a failure) or that lasts longer
+// than the wait limit gives up.  Every block must then leave at the same barrier, or the others
+// would wait there forever: a waiting thread that gives up at step t records t+1 in abort_at
+// (compare-and-swap from 0, so the first, and earliest, step stays), and after the next grid
+// barrier every block reads abort_at and leaves when it is set to at most t+1.  Records made
+// before that barrier are all of step t or earlier (every thread arrives at it only after its
+// step t work), records of step t+1 come after it and cannot be mistaken for step t's: every
+// block decides alike.
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <cooperative_groups.h>
+#include <cuda/atomic>
+#include <stdint.h>
+
+#include "mgpu-private.h"
+#include "persistent.h"
+#include "stencil-cell.cuh"
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+const unsigned full_warp = 0xffffffffu;
+const int block_threads = PERSISTENT_BLOCK_THREADS;
+
+typedef unsigned long long u64;
+typedef cuda::atomic_ref<u64, cuda::thread_scope_system> system_word;
+typedef cuda::atomic_ref<u64, cuda::thread_scope_device> device_word;
+
+// ------------------------------------------------------------- VEC columns of a row
+
+template <int VEC> struct cols {
+    float v[VEC];
+};
+
+// This lane's VEC columns from COL: one 16-byte load when all lie in the row, else the cells
+// that exist (nothing past column nx-1 is read; missing cells are 0 and never used).
+template <int VEC>
+__device__ __forceinline__ cols<VEC> load_cols(const float *row, long long col, long long nx,
+                                               bool whole)
+{
+    cols<VEC> r;
+    if constexpr (VEC == 4) {
+        if (whole) {
+            const float4 q = __ldcg(reinterpret_cast<const float4 *>(row + col));
+            r.v[0] = q.x, r.v[1] = q.y, r.v[2] = q.z, r.v[3] = q.w;
+            return r;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < VEC; k++)
+        r.v[k] = col + k < nx ? __ldcg(row + col + k) : 0.0f;
+    return r;
+}
+
+template <int VEC>
+__device__ __forceinline__ void store_cols(float *row, long long col, long long nx, bool whole,
+                                           const cols<VEC> &r)
+{
+    if constexpr (VEC == 4) {
+        if (whole) {
+            *reinterpret_cast<float4 *>(row + col) = make_float4(r.v[0], r.v[1], r.v[2], r.v[3]);
+            return;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < VEC; k++)
+        if (col + k < nx)
+            row[col + k] = r.v[k];
+}
+
+// ------------------------------------------------------------- one tile
+
+// A tile is 32*VEC columns of one row, one warp's work: the warp's lanes hold adjacent columns,
+// so a cell's left and right neighbours come from the next lanes by shuffles, and only lanes 0
+// and 31 load a cell of the next tile.  Local row J of OUT from rows J-1..J+1 of IN (COMPUTE), or
+// row J of IN as it is (the exchange alone); row 1 also goes to UP, row ROWS to DOWN (either
+// NULL).  Every lane runs it (the shuffles need the whole warp); lanes past the row store
+// nothing.  The boundary columns 0 and nx-1 are copied, not computed: they are the same in
+// both buffers, and a neighbour's halo row gets the whole row as the library's exchange gives.
+template <mgpu_kernel K, int VEC, bool COMPUTE>
+__device__ __forceinline__ void do_tile(const persistent_part &d, const float *in, float *out,
+                                        float *up, float *down, long long j, long long chunk,
+                                        int lane)
+{
+    const long long nx = d.nx;
+    const long long col = (chunk * 32 + lane) * VEC;
+    const float *row = in + j * static_cast<long long>(d.pitch);
+    const bool whole = col + VEC <= nx;
+    const cols<VEC> c = load_cols<VEC>(row, col, nx, whole);
+    cols<VEC> r = c;
+    if constexpr (COMPUTE) {
+        const cols<VEC> n = load_cols<VEC>(row - d.pitch, col, nx, whole);
+        const cols<VEC> s = load_cols<VEC>(row + d.pitch, col, nx, whole);
+        float left = __shfl_up_sync(full_warp, c.v[VEC - 1], 1);
+        float right = __shfl_down_sync(full_warp, c.v[0], 1);
+        if (lane == 0)
+            left = col >= 1 && col - 1 < nx ? __ldcg(row + col - 1) : 0.0f;
+        if (lane == 31)
+            right = col + VEC < nx ? __ldcg(row + col + VEC) : 0.0f;
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            const long long i = col + k;
+            const float w = k == 0 ? left : c.v[k - 1];
+            const float e = k == VEC - 1 ? right : c.v[k + 1];
+            if (i >= 1 && i <= nx - 2)
+                r.v[k] = cell_rule<K>::apply(c.v[k], w, e, n.v[k], s.v[k]);
+        }
+        store_cols<VEC>(out + j * static_cast<long long>(d.pitch), col, nx, whole, r);
+    }
+    if (j == 1 && up)
+        store_cols<VEC>(up, col, nx, whole, r);
+    if (j == d.rows && down)
+        store_cols<VEC>(down, col, nx, whole, r);
+}
+
+// ------------------------------------------------------------- flags
+
+__device__ __forceinline__ u64 global_ns()
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ int stop_word(const persistent_part &d)
+{
+    return *static_cast<volatile int *>(&d.signal->stop);
+}
+
+// Tell the neighbours that phase PHASE is done: my halo writes of it are visible (the writers
+// fenced at system scope before this thread learnt of them) and my reads of my halos of it are
+// over.  The release store orders all that before the flag, at system scope.
+__device__ __forceinline__ void publish(const persistent_part &d, u64 phase)
+{
+    if (d.up_flag)
+        system_word(*d.up_flag).store(phase + 1, cuda::memory_order_release);
+    if (d.down_flag)
+        system_word(*d.down_flag).store(phase + 1, cuda::memory_order_release);
+}
+
+// Wait until both neighbours have finished phase STEP (their flags reach STEP+1), the phases
+// that step STEP's halo reads and writes depend on.  False when the run is stopped or the wait
+// outlasts the limit (then the run is stopped for every kernel, with the reason for the host).
+// One thread per waiting warp or block calls it; its acquire loads order the halo reads after.
+__device__ bool wait_neighbours(const persistent_part &d, long long step)
+{
+    const u64 want = static_cast<u64>(step) + 1;
+    system_word above(d.flags->from_above), below(d.flags->from_below);
+    u64 since = 0;
+    for (unsigned spins = 1;; spins++) {
+        if ((!d.wait_above || above.load(cuda::memory_order_acquire) >= want) &&
+            (!d.wait_below || below.load(cuda::memory_order_acquire) >= want))
+            return true;
+        // The stop word is in host memory, a bus round trip away: looked at now and then.
+        if (spins % 256 == 0) {
+            if (stop_word(d))
+                return false;
+            const u64 now = global_ns();
+            if (since == 0) {
+                since = now;
+            } else if (now - since > static_cast<u64>(d.wait_limit_ns)) {
+                volatile persistent_signal *signal = d.signal;
+                signal->part = d.part;
+                signal->step = step;
+                __threadfence_system();
+                signal->stop = STOP_TIMEOUT;
+                __threadfence_system();
+                return false;
+            }
+        }
+    }
+}
+
+// A wait gave up at STEP: every block leaves after the next grid barrier.
+__device__ __forceinline__ void record_abort(const persistent_part &d, long long step)
+{
+    atomicCAS(&d.flags->abort_at, 0ull, static_cast<u64>(step) + 1);
+}
+
+// After the grid barrier that ends STEP's work: whether a wait gave up at STEP or before.
+__device__ __forceinline__ bool aborted(const persistent_part &d, long long step)
+{
+    const u64 at = device_word(d.flags->abort_at).load(cuda::memory_order_relaxed);
+    return at != 0 && at <= static_cast<u64>(step) + 1;
+}
+
+// ------------------------------------------------------------- the passes
+
+struct shape {
+    long long chunks;     // tiles per row
+    long long tiles;      // all tiles: rows x chunks
+    long long edge_tiles; // the tiles of rows 1 and ROWS, first in the order
+    long long warp, warps;
+    int lane;
+};
+
+// Tile T's row: rows 1 and ROWS first, so that the edge rows, which the neighbours wait for,
+// are computed first, then rows 2 .. ROWS-1.
+__device__ __forceinline__ long long row_of_tile(const persistent_part &d, const shape &sh,
+                                                 long long t, long long *chunk)
+{
+    const long long k = t / sh.chunks;
+    *chunk = t - k * sh.chunks;
+    return k == 0 ? 1 : k == 1 ? d.rows : k;
+}
+
+// The overlap protocol's pass for PHASE (0: the exchange before step 0; t+1: step t).  A warp
+// with edge tiles first waits for the neighbours (not at phase 0: no halo is read, and no
+// neighbour has read the halos it writes), computes them, fences its halo writes, and counts
+// them in edges_done; the warp that completes the phase's count publishes the phase.  Warps
+// with interior tiles go on meanwhile: they neither read halos nor write a neighbour's memory.
+template <mgpu_kernel K, int VEC, bool COMPUTE>
+__device__ void overlap_pass(const persistent_part &d, const shape &sh, long long phase,
+                             const float *in, float *out, float *up, float *down)
+{
+    const bool talks = d.up_flag || d.down_flag;
+    const long long end = COMPUTE ? sh.tiles : sh.edge_tiles;
+    bool ready = phase == 0 || !(d.wait_above || d.wait_below), give_up = false;
+    long long handled = 0;
+    for (long long t = sh.warp; t < end; t += sh.warps) {
+        const bool edge = t < sh.edge_tiles;
+        if (edge && !ready) {
+            int ok = 1;
+            if (sh.lane == 0) {
+                ok = wait_neighbours(d, phase - 1);
+                if (!ok)
+                    record_abort(d, phase - 1);
+            }
+            ok = __shfl_sync(full_warp, ok, 0);
+            __syncwarp(); // the lanes' halo reads come after lane 0's acquire
+            ready = true;
+            give_up = !ok;
+        }
+        if (edge && give_up)
+            continue;
+        long long chunk;
+        const long long j = row_of_tile(d, sh, t, &chunk);
+        do_tile<K, VEC, COMPUTE>(d, in, out, up, down, j, chunk, sh.lane);
+        if (edge)
+            handled++;
+        if (edge && talks && t + sh.warps >= sh.edge_tiles) {
+            // This warp's last edge tile of the phase: its rows reach the neighbours before
+            // the count says so.
+            __threadfence_system();
+            __syncwarp();
+            if (sh.lane == 0) {
+                const u64 target = static_cast<u64>(phase + 1) * static_cast<u64>(sh.edge_tiles);
+                const u64 before = device_word(d.flags->edges_done)
+                                       .fetch_add(static_cast<u64>(handled),
+                                                  cuda::memory_order_acq_rel);
+                if (before + static_cast<u64>(handled) == target)
+                    publish(d, static_cast<u64>(phase));
+            }
+            __syncwarp();
+        }
+    }
+}
+
+// The barrier protocol's pass: every tile (or the edge tiles alone), the halo writes fenced.
+template <mgpu_kernel K, int VEC, bool COMPUTE>
+__device__ void barrier_pass(const persistent_part &d, const shape &sh, const float *in,
+                             float *out, float *up, float *down)
+{
+    const long long end = COMPUTE ? sh.tiles : sh.edge_tiles;
+    bool wrote_peer = false;
+    for (long long t = sh.warp; t < end; t += sh.warps) {
+        long long chunk;
+        const long long j = row_of_tile(d, sh, t, &chunk);
+        do_tile<K, VEC, COMPUTE>(d, in, out, up, down, j, chunk, sh.lane);
+        wrote_peer |= t < sh.edge_tiles;
+    }
+    if (wrote_peer && (d.up_flag || d.down_flag))
+        __threadfence_system();
+}
+
+template <mgpu_kernel K, int VEC, bool COMPUTE>
+__device__ void run_steps(const persistent_part &d, const shape &sh)
+{
+    cg::grid_group grid = cg::this_grid();
+    const bool leader = grid.thread_rank() == 0;
+    const bool overlap = d.protocol == PROTOCOL_OVERLAP;
+    // Phase 0: buffer 0's edge rows into the neighbours' halos of buffer 0, which the reset
+    // left as NaN.  The barrier after it also keeps phase 0's arrivals in edges_done apart
+    // from step 0's.
+    if (overlap)
+        overlap_pass<K, VEC, false>(d, sh, 0, d.buf[0], nullptr, d.up[0], d.down[0]);
+    else
+        barrier_pass<K, VEC, false>(d, sh, d.buf[0], nullptr, d.up[0], d.down[0]);
+    grid.sync();
+    for (long long t = 0; t < d.steps; t++) {
+        const int b = static_cast<int>(t & 1);
+        const float *in = d.buf[b];
+        float *out = d.buf[b ^ 1];
+        if (overlap) {
+            overlap_pass<K, VEC, COMPUTE>(d, sh, t + 1, in, out, d.up[b ^ 1], d.down[b ^ 1]);
+        } else {
+            // Phase t (step t-1, or phase 0) is over on this device: say so, then wait for
+            // the neighbours' phase t before anyone starts step t.
+            if (leader) {
+                publish(d, static_cast<u64>(t));
+                if (!wait_neighbours(d, t))
+                    record_abort(d, t);
+            }
+            grid.sync();
+            if (aborted(d, t))
+                return;
+            barrier_pass<K, VEC, COMPUTE>(d, sh, in, out, d.up[b ^ 1], d.down[b ^ 1]);
+        }
+        grid.sync();
+        if (aborted(d, t))
+            return; // every block reads the same decision: all leave at this barrier
+    }
+}
+
+template <mgpu_kernel K, int VEC>
+__global__ void __launch_bounds__(block_threads) persistent_kernel(persistent_part d)
+{
+    shape sh;
+    const long long groups = (d.nx + VEC - 1) / VEC;
+    sh.chunks = (groups + 31) / 32;
+    sh.tiles = d.rows * sh.chunks;
+    sh.edge_tiles = (d.rows < 2 ? d.rows : 2) * sh.chunks;
+    sh.lane = static_cast<int>(threadIdx.x & 31);
+    sh.warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    sh.warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
+    if (d.compute)
+        run_steps<K, VEC, true>(d, sh);
+    else
+        run_steps<K, VEC, false>(d, sh);
+}
+
+// ------------------------------------------------------------- host side
+
+typedef void (*kernel_fn)(persistent_part);
+
+// float4 columns need 16-byte aligned rows everywhere a tile loads or stores.
+bool wide_rows(const persistent_part *d)
+{
+    bool wide = d->pitch % 4 == 0;
+    for (int b = 0; b < 2; b++) {
+        wide = wide && reinterpret_cast<uintptr_t>(d->buf[b]) % 16 == 0;
+        wide = wide && reinterpret_cast<uintptr_t>(d->up[b]) % 16 == 0;
+        wide = wide && reinterpret_cast<uintptr_t>(d->down[b]) % 16 == 0;
+    }
+    return wide;
+}
+
+kernel_fn kernel_of(const persistent_part *d)
+{
+    const bool wide = wide_rows(d);
+    if (d->kernel == MGPU_KERNEL_JACOBI)
+        return wide ? persistent_kernel<MGPU_KERNEL_JACOBI, 4>
+                    : persistent_kernel<MGPU_KERNEL_JACOBI, 1>;
+    return wide ? persistent_kernel<MGPU_KERNEL_PATTERN2D, 4>
+                : persistent_kernel<MGPU_KERNEL_PATTERN2D, 1>;
+}
+
+} // namespace
+
+extern "C" mgpu_status persistent_check_device(int device)
+{
+    int cooperative = 0;
+    MGPU_CUDA(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device), device);
+    if (!cooperative)
+        return mgpu_fail(MGPU_ERR_USAGE, "device %d cannot launch cooperative kernels "
+                                         "(cudaDevAttrCooperativeLaunch is 0): the persistent "
+                                         "kernel needs all its blocks resident at once",
+                         device);
+    return MGPU_OK;
+}
+
+extern "C" mgpu_status persistent_prepare(persistent_part *d, int blocks_per_sm)
+{
+    int dev, sms = 0, fit = 0;
+    MGPU_CUDA(cudaGetDevice(&dev), -1);
+    const kernel_fn kernel = kernel_of(d);
+    // Loads the kernel's code now: CUDA loads it lazily, at the first launch otherwise, and
+    // a device whose kernel is late keeps its neighbours waiting.
+    cudaFuncAttributes attributes;
+    MGPU_CUDA(cudaFuncGetAttributes(&attributes, kernel), dev);
+    MGPU_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), dev);
+    MGPU_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, block_threads, 0), dev);
+    if (fit < 1)
+        return mgpu_fail(MGPU_ERR_USAGE, "device %d: no block of %d threads of the persistent "
+                                         "kernel fits on a multiprocessor",
+                         dev, block_threads);
+    if (blocks_per_sm > fit)
+        blocks_per_sm = fit;
+    // No more blocks than the part has tiles for: the others would only add arrivals to
+    // every grid barrier.
+    const int vec = wide_rows(d) ? 4 : 1;
+    const long long groups = (d->nx + vec - 1) / vec, warps_per_block = block_threads / 32;
+    const long long tiles = d->rows * ((groups + 31) / 32);
+    long long blocks = static_cast<long long>(sms) * blocks_per_sm;
+    const long long needed = (tiles + warps_per_block - 1) / warps_per_block;
+    if (blocks > needed)
+        blocks = needed;
+    d->blocks = static_cast<int>(blocks < 1 ? 1 : blocks);
+    return MGPU_OK;
+}
+
+extern "C" mgpu_status persistent_launch(const persistent_part *d, mgpu_stream *stream)
+{
+    persistent_part copy = *d;
+    void *args[] = {&copy};
+    MGPU_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(kernel_of(d)),
+                                          dim3(static_cast<unsigned>(d->blocks)),
+                                          dim3(block_threads), args, 0,
+                                          mgpu_stream_cuda(stream)),
+              mgpu_stream_device(stream));
+    return MGPU_OK;
+}

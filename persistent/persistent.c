@@ -1,0 +1,321 @@
+/* persistent.c - mgpu-persistent: the device-driven floor (issue 13).
+ *
+ * The host launches once per run and then only waits: on every device one
+ * persistent kernel (cooperative launch, every block resident) runs every
+ * step of its slab, writes its edge rows into the neighbours' halo rows
+ * through peer pointers, and meets the neighbours' kernels through flags in
+ * device memory, with a grid-wide barrier between steps.  No launch, no
+ * event and no host decision sits between two steps, so what a step costs
+ * here is what the devices and the link cost: the floor that the host-driven
+ * strategies are measured against.  The protocol and its hazards are in
+ * persistent-cuda.cu and doc/persistent.md.
+ *
+ * The host backend cannot run it: its "devices" run one kernel to its end
+ * before the next starts, so two kernels that wait for each other would
+ * never end.  Asking for it is a usage error, never a silent pass. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgpu.h"
+#include "persistent.h"
+
+static const char *const protocol_names[] = {"overlap", "barrier", NULL};
+static long long protocol = PROTOCOL_OVERLAP;
+static long long blocks_per_sm = 1;
+static long long wait_limit_s = 10;
+
+static const mgpu_extra_option extra[] = {
+    {"protocol", "how a device meets its neighbours each step: overlap (only the warps of the "
+                 "edge rows wait for the neighbours' flags, the interior is computed meanwhile) "
+                 "or barrier (compute all, grid barrier, flags, grid barrier)",
+     protocol_names, 0, 1, 0, &protocol},
+    {"blocks-per-sm", "persistent blocks of 1024 threads per multiprocessor (fewer where they "
+                      "do not fit)",
+     NULL, 1, 32, 0, &blocks_per_sm},
+    {"wait-limit", "seconds a kernel waits for a neighbour before it stops the run", NULL, 1,
+     3600, 0, &wait_limit_s},
+    {NULL, NULL, NULL, 0, 0, 0, NULL},
+};
+
+static const mgpu_program program = {
+    .name = "mgpu-persistent",
+    .strategy = "device-driven",
+    .summary = "the host launches once; persistent kernels, one per device, step and exchange "
+               "halos on their own (peer pointers, flags in device memory, grid barriers)",
+    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT),
+    .extra = extra,
+};
+
+static mgpu_status needs_cuda(void)
+{
+    mgpu_backend backend = mgpu_backend_active();
+    return mgpu_error_set(MGPU_ERR_USAGE, "needs the CUDA backend: the %s backend was chosen "
+                                          "(%s), whose devices run one kernel to its end at a "
+                                          "time, so kernels that wait for each other never end",
+                          mgpu_backend_name(backend), mgpu_backend_reason());
+}
+
+#ifdef MGPU_HAVE_CUDA
+
+typedef struct state {
+    mgpu_stencil *st;
+    int nparts;
+    persistent_flags *flags[MGPU_MAX_DEVICES]; /* each part's, in its device memory */
+    persistent_signal *signal;                 /* mapped: the host's address */
+    persistent_signal *signal_dev;             /* and the devices' */
+    persistent_part parts[MGPU_MAX_DEVICES];
+} state;
+
+static int device_of(const state *s, int part) { return mgpu_stencil_slab(s->st, part)->device; }
+
+/* MGPU_INJECT_FAULT: the kernels cannot fail on purpose at a step without a
+ * check inside the step loop, so the host asks for every part and step
+ * before anything runs, and a run that would fail fails there, with the
+ * library's message. */
+static mgpu_status check_faults(const mgpu_run *run)
+{
+    if (!getenv("MGPU_INJECT_FAULT"))
+        return MGPU_OK;
+    for (long long step = 0; step < run->opt->steps; step++)
+        for (int p = 0; p < run->ndevices; p++)
+            MGPU_TRY(mgpu_fault_check(p, step));
+    return MGPU_OK;
+}
+
+/* Every device launches cooperative kernels, and every pair of neighbours
+ * reaches each other's memory: a clear usage error otherwise, before
+ * anything is allocated.  The neighbours are the stencil domain's: parts
+ * p-1 and p+1, around the ring for jacobi's periodic rows. */
+static mgpu_status check_devices(const mgpu_run *run)
+{
+    int n = run->ndevices;
+    int periodic = run->opt->kernel == MGPU_KERNEL_JACOBI;
+    for (int p = 0; p < n; p++) {
+        MGPU_TRY(persistent_check_device(p));
+        int neighbours[2] = {p > 0 ? p - 1 : periodic ? n - 1 : -1,
+                             p < n - 1 ? p + 1 : periodic ? 0 : -1};
+        for (int k = 0; k < 2; k++) {
+            int q = neighbours[k], can;
+            if (q < 0 || q == p)
+                continue;
+            MGPU_TRY(mgpu_peer_can_access(p, q, &can));
+            if (!can)
+                return mgpu_error_set(MGPU_ERR_USAGE, "device %d cannot access device %d's "
+                                                      "memory (no peer access): the persistent "
+                                                      "kernels write their neighbours' halos "
+                                                      "and flags through peer pointers",
+                                      p, q);
+        }
+    }
+    return MGPU_OK;
+}
+
+/* PART's kernel: its buffers, the neighbours' halo rows and flags. */
+static void describe(state *s, const mgpu_run *run, int part)
+{
+    const mgpu_slab *slab = mgpu_stencil_slab(s->st, part);
+    int above = mgpu_stencil_above(s->st, part), below = mgpu_stencil_below(s->st, part);
+    persistent_part *d = &s->parts[part];
+    *d = (persistent_part){
+        .kernel = run->opt->kernel, .protocol = (int) protocol, .compute = run->compute,
+        .part = part, .nx = run->opt->nx, .rows = slab->row_end - slab->row_begin,
+        .pitch = mgpu_stencil_pitch(s->st, part), .steps = run->opt->steps,
+        .wait_above = above >= 0 && above != part, .wait_below = below >= 0 && below != part,
+        .flags = s->flags[part], .signal = s->signal_dev,
+        .wait_limit_ns = wait_limit_s * 1000000000LL,
+    };
+    for (int b = 0; b < 2; b++) {
+        d->buf[b] = mgpu_stencil_buffer(s->st, part, b);
+        if (above >= 0)
+            d->up[b] = mgpu_stencil_row(s->st, above, b, MGPU_ROW_HALO_BOTTOM);
+        if (below >= 0)
+            d->down[b] = mgpu_stencil_row(s->st, below, b, MGPU_ROW_HALO_TOP);
+    }
+    if (d->wait_above)
+        d->up_flag = &s->flags[above]->from_below;
+    if (d->wait_below)
+        d->down_flag = &s->flags[below]->from_above;
+}
+
+static mgpu_status state_create(state *s, const mgpu_run *run)
+{
+    const mgpu_options *opt = run->opt;
+    memset(s, 0, sizeof *s);
+    /* direct: the stencil domain enables peer access between neighbours, so
+     * that the kernels may use each other's pointers. */
+    mgpu_stencil_desc desc = {
+        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel,
+        .exchange = MGPU_EXCHANGE_DIRECT, .seed = opt->seed, .nparts = run->ndevices,
+    };
+    MGPU_TRY(mgpu_stencil_create(&s->st, &desc));
+    s->nparts = run->ndevices;
+    for (int p = 0; p < s->nparts; p++) {
+        void *flags;
+        MGPU_TRY(mgpu_malloc(device_of(s, p), sizeof(persistent_flags), &flags));
+        s->flags[p] = flags;
+    }
+    void *host, *dev;
+    MGPU_TRY(mgpu_host_alloc(sizeof(persistent_signal), MGPU_HOST_MAPPED, &host));
+    s->signal = host;
+    MGPU_TRY(mgpu_host_device_pointer(host, &dev));
+    s->signal_dev = dev;
+    for (int p = 0; p < s->nparts; p++) {
+        describe(s, run, p);
+        MGPU_TRY(mgpu_device_set(device_of(s, p)));
+        MGPU_TRY(persistent_prepare(&s->parts[p], (int) blocks_per_sm));
+    }
+    return MGPU_OK;
+}
+
+static void state_destroy(state *s)
+{
+    if (!s->st)
+        return;
+    for (int p = 0; p < s->nparts; p++)
+        if (s->flags[p]) {
+            mgpu_device_synchronize(device_of(s, p));
+            mgpu_free(device_of(s, p), s->flags[p]);
+        }
+    mgpu_host_free(s->signal);
+    mgpu_stencil_destroy(s->st);
+}
+
+/* Every part back to the initial field, every flag to 0, and all of it done
+ * on every device before any kernel starts: a neighbour's kernel writes into
+ * these buffers and flags as soon as it runs. */
+static mgpu_status reset(state *s)
+{
+    for (int p = 0; p < s->nparts; p++) {
+        MGPU_TRY(mgpu_stencil_reset(s->st, p));
+        MGPU_TRY(mgpu_memset(device_of(s, p), s->flags[p], 0, sizeof(persistent_flags)));
+    }
+    for (int p = 0; p < s->nparts; p++)
+        MGPU_TRY(mgpu_device_synchronize(device_of(s, p)));
+    memset((void *) s->signal, 0, sizeof *s->signal);
+    return MGPU_OK;
+}
+
+/* Wait until every kernel has ended.  The host polls rather than blocks on
+ * one device, so that a failure on any device is seen at once: it raises
+ * STOP, the other kernels leave at their next wait, and the first failure is
+ * reported. */
+static mgpu_status wait_all(state *s, mgpu_status status)
+{
+    volatile persistent_signal *signal = s->signal;
+    char first[512] = "";
+    int done[MGPU_MAX_DEVICES] = {0}, left = s->nparts;
+    if (status != MGPU_OK) {
+        snprintf(first, sizeof first, "%s", mgpu_last_error());
+        signal->stop = STOP_HOST;
+    }
+    while (left > 0) {
+        for (int p = 0; p < s->nparts; p++) {
+            if (done[p])
+                continue;
+            int finished;
+            mgpu_status st = mgpu_stream_query(mgpu_stencil_stream(s->st, p), &finished);
+            if (st != MGPU_OK) {
+                if (status == MGPU_OK) {
+                    status = st;
+                    snprintf(first, sizeof first, "%s", mgpu_last_error());
+                }
+                signal->stop = STOP_HOST;
+                finished = 1;
+            }
+            if (finished) {
+                done[p] = 1;
+                left--;
+            }
+        }
+    }
+    if (status != MGPU_OK)
+        return mgpu_error_set(status, "%s", first);
+    if (signal->stop == STOP_TIMEOUT)
+        return mgpu_error_set(MGPU_ERR_SYSTEM, "device %d waited more than %lld s for a "
+                                               "neighbour's halo of step %lld; every kernel "
+                                               "stopped (--wait-limit)",
+                              device_of(s, signal->part), wait_limit_s, signal->step);
+    if (signal->stop != STOP_NONE)
+        return mgpu_error_set(MGPU_ERR_SYSTEM, "the run was stopped (%d)", signal->stop);
+    return MGPU_OK;
+}
+
+/* One run from the initial field: one launch per device, then wait.  The
+ * launches go out one after the other from this thread, and each returns at
+ * once, so all kernels run together; a device whose kernel starts later
+ * holds its neighbours at their first wait, which the time includes. */
+static mgpu_status one_run(state *s, const mgpu_run *run, double *seconds, double *launch_s)
+{
+    MGPU_TRY(reset(s));
+    double start = mgpu_now();
+    mgpu_status status = MGPU_OK;
+    if (run->opt->steps > 0) {
+        for (int p = 0; p < s->nparts && status == MGPU_OK; p++) {
+            status = mgpu_device_set(device_of(s, p));
+            if (status == MGPU_OK)
+                status = persistent_launch(&s->parts[p], mgpu_stencil_stream(s->st, p));
+        }
+    }
+    *launch_s = mgpu_now() - start;
+    status = wait_all(s, status);
+    *seconds = mgpu_now() - start;
+    return status;
+}
+
+/* The host's time in a run is issuing the launches, then waiting for the
+ * kernels: the record's host_issue and host_wait per step. */
+static mgpu_status timed_runs(state *s, mgpu_run *run)
+{
+    for (int r = 0; r < run->warmup + run->repeats; r++) {
+        double seconds, launch_s;
+        MGPU_TRY(one_run(s, run, &seconds, &launch_s));
+        if (r < run->warmup)
+            continue;
+        run->seconds[r - run->warmup] = seconds;
+        if (run->waited)
+            run->waited[r - run->warmup] = seconds - launch_s;
+    }
+    if (run->record && run->compute) {
+        mgpu_record_set_text(run->record, "protocol", protocol_names[protocol]);
+        mgpu_record_set_number(run->record, "blocks", s->parts[0].blocks);
+        mgpu_record_set_number(run->record, "block_threads", PERSISTENT_BLOCK_THREADS);
+    }
+    if (!run->field)
+        return MGPU_OK;
+    for (int p = 0; p < s->nparts; p++)
+        MGPU_TRY(mgpu_stencil_gather(s->st, p, run->opt->steps, run->field));
+    mgpu_field_fill_halo_rows(run->field, run->opt->kernel, run->opt->nx, run->opt->ny);
+    return MGPU_OK;
+}
+
+#endif /* MGPU_HAVE_CUDA */
+
+static mgpu_status device_driven(void *ctx, mgpu_run *run)
+{
+    (void) ctx;
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
+        return needs_cuda();
+#ifdef MGPU_HAVE_CUDA
+    MGPU_TRY(check_faults(run));
+    MGPU_TRY(check_devices(run));
+    if (run->record)
+        run->record->exchange = MGPU_EXCHANGE_DIRECT;
+    state s;
+    mgpu_status status = state_create(&s, run);
+    if (status == MGPU_OK)
+        status = timed_runs(&s, run);
+    state_destroy(&s);
+    return status;
+#else
+    return needs_cuda();
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    return mgpu_main(&program, argc, argv, device_driven, NULL);
+}

@@ -1,0 +1,87 @@
+/* persistent.h - what mgpu-persistent's host side (persistent.c) and its kernel
+ * (persistent-cuda.cu) share: one part's description and the memory through
+ * which the parts' kernels meet. */
+#ifndef MGPU_PERSISTENT_H
+#define MGPU_PERSISTENT_H
+
+#include "mgpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a device meets its neighbours each step (doc/persistent.md). */
+enum persistent_protocol {
+    PROTOCOL_OVERLAP = 0, /* only the warps of the two edge rows wait for the
+                             neighbours' flags; the interior is computed meanwhile */
+    PROTOCOL_BARRIER      /* compute, grid barrier, flags, grid barrier */
+};
+
+/* Threads per block of the persistent kernel: few large blocks make the
+ * grid barrier cheap (one arrival per block). */
+enum { PERSISTENT_BLOCK_THREADS = 1024 };
+
+/* In each part's device memory, zeroed before every run.  The two flags are
+ * written by the neighbours through peer pointers, each on a 128-byte line of
+ * its own.  A flag's value is the count of exchange phases that neighbour
+ * has finished: phase 0 fills the halos of buffer 0 before step 0, phase
+ * t+1 is step t. */
+typedef struct persistent_flags {
+    unsigned long long from_above; /* the part above: my top halo is written */
+    unsigned long long pad0[15];
+    unsigned long long from_below; /* the part below: my bottom halo is written */
+    unsigned long long pad1[15];
+    unsigned long long edges_done; /* overlap: my edge warps' arrivals, all phases */
+    unsigned long long abort_at;   /* step + 1 at which a wait gave up; 0: none */
+    unsigned long long pad2[14];
+} persistent_flags;
+
+/* In mapped host memory, shared by every part, zeroed before every run. */
+enum { STOP_NONE = 0, STOP_TIMEOUT = 1, STOP_HOST = 2 };
+typedef struct persistent_signal {
+    int stop;       /* nonzero: every kernel leaves at its next wait */
+    int part;       /* STOP_TIMEOUT: the part that gave up */
+    long long step; /* and the step it waited for */
+} persistent_signal;
+
+/* One part's kernel. */
+typedef struct persistent_part {
+    mgpu_kernel kernel;
+    int protocol;
+    int compute;                  /* 0: the exchanges and barriers alone */
+    int part;
+    long long nx, rows;           /* columns; interior rows of the part */
+    size_t pitch;                 /* floats from one row to the next */
+    long long steps;
+    float *buf[2];                /* the field before even / odd steps; local
+                                     rows 0 and rows+1 are the halos */
+    float *up[2], *down[2];       /* per buffer: the halo row that my first
+                                     row fills (the part above's bottom halo)
+                                     and my last row fills (the part below's
+                                     top halo); NULL at a fixed boundary */
+    unsigned long long *up_flag;  /* the part above's from_below and the part */
+    unsigned long long *down_flag;/* below's from_above; NULL when there is no
+                                     such part or it is this part itself */
+    int wait_above, wait_below;   /* whether my halos come from another part */
+    persistent_flags *flags;      /* mine */
+    persistent_signal *signal;    /* device address of the shared block */
+    long long wait_limit_ns;      /* a wait longer than this stops the run */
+    int blocks;                   /* grid size, set by persistent_prepare */
+} persistent_part;
+
+#ifdef MGPU_HAVE_CUDA
+/* Usage error unless DEVICE can launch cooperative kernels. */
+mgpu_status persistent_check_device(int device);
+/* With the part's device current: load the kernel there and choose the grid,
+ * BLOCKS_PER_SM blocks per multiprocessor at most (fewer where they do not
+ * fit, or where the part has less work), into PART->blocks. */
+mgpu_status persistent_prepare(persistent_part *part, int blocks_per_sm);
+/* Launch the part's kernel on STREAM, its device current; returns at once. */
+mgpu_status persistent_launch(const persistent_part *part, mgpu_stream *stream);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MGPU_PERSISTENT_H */

@@ -1,0 +1,95 @@
+#!/bin/sh
+# cuda-persistent.sh - mgpu-persistent on GPUs, on 1, 2 and all devices (at
+# most 4): both protocols, both kernels, odd widths, uneven slabs, one-row
+# slabs (the smallest grid each device count allows), 1, 2 and odd step
+# counts: bit-identical to the CPU reference; larger grids: bit-identical to
+# the library's kernel on one device.  Every run also times the exchanges
+# alone (the driver's compute=0 run), and repeated runs after warm-ups check
+# that the flags start from zero each time.  An injected fault and --steps=0
+# are refused the library's way.  Skips (exit 77) when there is no usable GPU.
+. "$top_srcdir/tests/lib.sh"
+prog="$top_builddir/persistent/mgpu-persistent"
+err="${TMPDIR:-/tmp}/cuda-persistent-err.$$"
+trap 'rm -f "$err"' EXIT
+
+# Whether there is a GPU is asked of mgpu-single, so that mgpu-persistent's
+# own failure on a GPU fails the test instead of skipping it.
+require_gpus "$top_builddir/single_thread/mgpu-single"
+
+common="--backend=cuda --repeat=1 --warmup=0"
+cpu="$common --verify=cpu"
+
+# on_devices DEVICES: every run on DEVICES devices; the device counts run at
+# once (for_each_device_count in lib.sh), sharing the GPUs.
+on_devices() {
+    devices=$1
+    small=$((devices + 2))
+    for protocol in overlap barrier; do
+        for kernel in pattern2d jacobi; do
+            # odd and prime sizes (nx % 4 != 0: the last column group is
+            # partial), uneven slabs, one interior row per device, a width of
+            # one warp's tile and of one tile plus one column, and one-row
+            # slabs so wide that a warp has several edge tiles to do
+            for grid in "17 13 7" "257 131 9" "1023 37 5" "3 $small 3" "4 $small 4" \
+                "129 $((2 * devices + 3)) 6" "128 $small 2" "600001 $small 3"; do
+                set -- $grid
+                check_run "$protocol, $devices devices, $kernel, $1 x $2, $3 steps" \
+                    "$prog" $cpu --protocol=$protocol --devices=$devices --kernel=$kernel \
+                    --nx=$1 --ny=$2 --steps=$3
+            done
+            for steps in 1 2; do
+                check_run "$protocol, $devices devices, $kernel, $steps step(s)" \
+                    "$prog" $cpu --protocol=$protocol --devices=$devices --kernel=$kernel \
+                    --nx=33 --ny=21 --steps=$steps
+            done
+            # the flags and buffers are reset for every run: 2 warm-ups, 3 runs
+            check_run "$protocol, $devices devices, $kernel, warmup 2, repeat 3" \
+                "$prog" --backend=cuda --verify=cpu --warmup=2 --repeat=3 \
+                --protocol=$protocol --devices=$devices --kernel=$kernel \
+                --nx=131 --ny=67 --steps=11
+            check_run "$protocol, N vs 1 device: $devices devices, $kernel, 2049 x 1031" \
+                "$prog" $common --verify=device --protocol=$protocol --devices=$devices \
+                --kernel=$kernel --nx=2049 --ny=1031 --steps=20
+        done
+        check_run "$protocol, $devices devices, jacobi 1024 x 1024, 101 steps, 2 blocks/SM" \
+            "$prog" $common --verify=device --protocol=$protocol --devices=$devices \
+            --kernel=jacobi --nx=1024 --ny=1024 --steps=101 --blocks-per-sm=2
+    done
+}
+counts=$(printf '%s\n' 1 2 "$gpus" | awk -v n="$gpus" '$1 <= n && !seen[$1]++')
+for_each_device_count on_devices $counts
+
+# The exchanges alone were timed: the record has a positive exchange_s.
+out=$(run_limited "$prog" $common --verify=none --devices="$gpus" --kernel=jacobi --nx=1024 \
+      --ny=1024 --steps=200 --format=json 2>"$err")
+code=$?
+exchange_s=$(printf '%s\n' "$out" | json_field exchange_s)
+program=$(printf '%s\n' "$out" | json_field program)
+strategy=$(printf '%s\n' "$out" | json_field strategy)
+exchange=$(printf '%s\n' "$out" | json_field exchange)
+[ "$code" -eq 0 ] && [ "$program" = mgpu-persistent ] && [ "$strategy" = device-driven ] &&
+    [ "$exchange" = direct ] && awk -v x="$exchange_s" 'BEGIN { exit !(x > 0) }'
+tap $? "record: $program, $strategy, $exchange, exchange_s $exchange_s (exit $code)"
+[ "$code" -eq 0 ] || sed 's/^/# /' "$err"
+
+# --steps=0 is outside the common range (1..): a usage error.
+run_limited "$prog" $common --steps=0 >/dev/null 2>"$err"
+code=$?
+[ "$code" -eq 2 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q -- '--steps' "$err"
+tap $? "--steps=0: exit 2 with one line (exit $code)"
+
+# An injected fault: the host checks every part and step before it launches,
+# so the run ends at once with exit 1 and the library's one line.
+if [ "$gpus" -ge 2 ]; then
+    started=$(milliseconds)
+    run_limited env MGPU_INJECT_FAULT=100:1 "$prog" $common --verify=none --devices=2 \
+        --nx=2048 --ny=2048 --steps=1000000 >/dev/null 2>"$err"
+    code=$?
+    took=$(($(milliseconds) - started))
+    [ "$code" -eq 1 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q 'device 1 .*step 100' "$err"
+    tap $? "MGPU_INJECT_FAULT=100:1: exit 1 with one line ($code, $took ms)"
+    sed 's/^/# /' "$err"
+fi
+
+echo "1..$tap_count"
+[ "$tap_failed" -eq 0 ]
