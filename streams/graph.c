@@ -10,11 +10,9 @@
  * each (the join).  Inside, the steps wait only for events recorded inside
  * (streams_mark stands for the step before), since a captured wait cannot
  * name work outside the graph.  An even number of steps is captured, so that
- * the buffers' parity comes round again, and many of them: launching a graph
- * whose nodes span several devices costs the host about as much as issuing
- * its steps one by one (10 us for two steps of two devices, measured on
- * H200s), so one launch must carry many steps.  Launches on one stream run
- * one after another, so each replay begins where the previous one ended. */
+ * the buffers' parity comes round again, and many of them (MGPU_GRAPH_STEPS).
+ * Launches on one stream run one after another, so each replay begins where
+ * the previous one ended. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -23,14 +21,12 @@
 
 #include "streams.h"
 
-/* Steps in the graph: at most this many, fewer when the run has fewer. */
-#define GRAPH_STEPS 32
-
 mgpu_status streams_graph_capture(streams_domain *dom, long long steps, int compute,
                                   mgpu_graph **graph)
 {
     *graph = NULL;
-    dom->graph_steps = steps < GRAPH_STEPS ? (steps > 2 ? steps / 2 * 2 : 2) : GRAPH_STEPS;
+    dom->graph_steps = steps < MGPU_GRAPH_STEPS ? (steps > 2 ? steps / 2 * 2 : 2)
+                                                : MGPU_GRAPH_STEPS;
     mgpu_stream *origin = dom->part[0].interior;
     int device = mgpu_stencil_slab(dom->st, 0)->device;
     double seconds, host_seconds;
