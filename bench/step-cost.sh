@@ -35,14 +35,13 @@ for n in $sizes; do
     s=$(steps_for "$n")
     common="--backend=cuda --kernel=jacobi --nx=$n --ny=$n --steps=$s --devices=$devices \
         --baseline --repeat=3 --verify=none"
-    for mode in direct peer-async; do
-        run single_thread/mgpu-single $common --exchange=$mode
+    run single_thread/mgpu-single $common --exchange=peer-async
+    for prog in single_thread/mgpu-single pthread/mgpu-pthread openmp/mgpu-openmp \
+        streams/mgpu-streams; do
+        [ -x $prog ] || continue
+        run $prog $common --exchange=direct
+        run $prog $common --exchange=direct --graph
     done
-    run pthread/mgpu-pthread $common --exchange=direct
-    [ -x openmp/mgpu-openmp ] && run openmp/mgpu-openmp $common --exchange=direct
-    run streams/mgpu-streams $common --exchange=direct
-    run streams/mgpu-streams $common --exchange=direct --graph
-    [ -n "${SINGLE_GRAPH:-}" ] && run single_thread/mgpu-single $common --exchange=direct --graph
     run fork/mgpu-fork $common --exchange=ipc
     [ -x persistent/mgpu-persistent ] && run persistent/mgpu-persistent $common
 done
@@ -78,7 +77,8 @@ def f(x, k):
 print("%-6s %-16s %-14s %9s %9s %7s %8s %8s %8s" % ("size", "program", "mode", "us/step",
       "1dev", "speedup", "issue", "wait", "device"))
 for r in rows:
-    mode = r["exchange"] + ("+graph" if r.get("mode") == "graph" else "")
+    graph = r.get("mode") == "graph" or r.get("graph_steps", "") not in ("", None)
+    mode = r["exchange"] + ("+graph" if graph else "")
     one = f(r, "baseline_s") / f(r, "steps") * 1e6
     print("%-6s %-16s %-14s %9.2f %9.2f %7.2f %8.2f %8.2f %8.2f" % (r["nx"], r["program"], mode,
           f(r, "us_per_step"), one, f(r, "speedup"), f(r, "host_issue_us_per_step"),
