@@ -6,14 +6,15 @@
 #   bench/step-cost.sh [SIZES] [DEVICES]      (default: 1024 2048 4096 8192 16384, 2)
 # PEER=DIR: a checkout of multi-gpu-programming-models; its jacobi variants
 # are built (nvcc, sm_90) and run at the same sizes with -nccheck 100.
-# Records go to $OUT/stepcost.csv (or ./gpu-out), the table to stdout.
+# Records go to $OUT/stepcost.jsonl (or ./gpu-out), one JSON object a line,
+# the table to stdout.
 set -u
 out=${OUT:-./gpu-out}
 mkdir -p "$out"
 sizes=${1:-1024 2048 4096 8192 16384}
 devices=${2:-2}
-csv=$out/stepcost.csv
-: >"$csv"
+records=$out/stepcost.jsonl
+: >"$records"
 export NCCL_NVLS_ENABLE=0
 
 # Steps for about a tenth of a second a run at each size.
@@ -24,13 +25,10 @@ steps_for() {
 }
 
 run() { # PROGRAM ARGS...
-    "$@" --format=csv --no-header >>"$csv" 2>>"$out/stepcost-err.txt" ||
+    "$@" --format=json >>"$records" 2>>"$out/stepcost-err.txt" ||
         echo "FAILED: $*" >>"$out/stepcost-err.txt"
 }
 
-header=$(single_thread/mgpu-single --backend=cuda --nx=64 --ny=64 --steps=1 --devices=1 \
-    --format=csv | head -1)
-echo "$header" >"$csv"
 for n in $sizes; do
     s=$(steps_for "$n")
     common="--backend=cuda --kernel=jacobi --nx=$n --ny=$n --steps=$s --devices=$devices \
@@ -68,16 +66,16 @@ if [ -n "${PEER:-}" ]; then
     done
 fi
 
-python3 - "$csv" "$out/peer.txt" <<'EOF'
-import csv, sys, os
-rows = list(csv.DictReader(open(sys.argv[1])))
+python3 - "$records" "$out/peer.txt" <<'EOF'
+import json, sys, os
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 def f(x, k):
-    try: return float(x[k])
-    except (ValueError, KeyError): return float("nan")
+    v = x.get(k)
+    return float(v) if isinstance(v, (int, float)) else float("nan")
 print("%-6s %-16s %-14s %9s %9s %7s %8s %8s %8s" % ("size", "program", "mode", "us/step",
       "1dev", "speedup", "issue", "wait", "device"))
 for r in rows:
-    graph = r.get("mode") == "graph" or r.get("graph_steps", "") not in ("", None)
+    graph = r.get("mode") == "graph" or "graph_steps" in r
     mode = r["exchange"] + ("+graph" if graph else "")
     one = f(r, "baseline_s") / f(r, "steps") * 1e6
     print("%-6s %-16s %-14s %9.2f %9.2f %7.2f %8.2f %8.2f %8.2f" % (r["nx"], r["program"], mode,
