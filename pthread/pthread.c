@@ -188,7 +188,7 @@ static bool one_step(worker *w, mgpu_status *status, long long step, bool timed)
  * poisoned), every worker issues steps 1 to graph_steps of its part into one
  * capture that worker 0 began, with the barriers of plain steps between: the
  * events they order are the graph's edges.  Worker 0 ends the capture, also
- * when another failed in it. */
+ * when another failed in it, and all wait for that before going on. */
 static bool capture(worker *w, mgpu_status *status)
 {
     team *t = w->team;
@@ -214,7 +214,9 @@ static bool capture(worker *w, mgpu_status *status)
         if (*status == MGPU_OK)
             *status = ended;
     }
-    return ok;
+    /* Nobody issues plain work (a reset's copies) while the capture, global
+     * to the process, is still open. */
+    return ok && arrive(w, *status, false);
 }
 
 /* With a graph, after step 0 worker 0 replays it while the others wait at
