@@ -83,17 +83,37 @@ typedef struct part_thread {
     mgpu_status status;
 } part_thread;
 
-/* Step STEP: send, the barrier, receive and compute; false when some
- * thread failed and all leave. */
-static bool one_step(part_thread *t, long long step)
+/* Issue the send, or the receive and compute, of part T at STEP. */
+static void issue(part_thread *t, long long step, bool send)
 {
-    if (t->status == MGPU_OK)
+    if (send && t->status == MGPU_OK)
         t->status = mgpu_stencil_send(t->st, t->p, step);
-    if (!arrive(t->failure, t->status, &t->barrier, t->waited))
-        return false;
+    if (send)
+        return;
     t->status = mgpu_stencil_recv(t->st, t->p, step);
     if (t->status == MGPU_OK && t->run->compute)
         t->status = mgpu_stencil_compute(t->st, t->p, step);
+}
+
+/* Step STEP: send, the barrier, receive and compute; false when some
+ * thread failed and all leave.  While capturing, one thread at a time (see
+ * pthread/pthread.c: threads adding to one graph at once crashed a run). */
+static bool one_step(part_thread *t, long long step, bool capturing)
+{
+    if (capturing) {
+#pragma omp critical(mgpu_capture)
+        issue(t, step, true);
+    } else {
+        issue(t, step, true);
+    }
+    if (!arrive(t->failure, t->status, &t->barrier, t->waited))
+        return false;
+    if (capturing) {
+#pragma omp critical(mgpu_capture)
+        issue(t, step, false);
+    } else {
+        issue(t, step, false);
+    }
     return true;
 }
 
@@ -104,18 +124,22 @@ static bool one_step(part_thread *t, long long step)
 static void capture_steps(part_thread *t, graph_steps *g)
 {
     bool began = false;
-    bool ok = one_step(t, 0);
+    bool ok = one_step(t, 0, false);
     if (ok && t->p == 0 && t->status == MGPU_OK) {
         t->status = mgpu_stencil_capture_begin(t->st);
         began = t->status == MGPU_OK;
     }
     ok = ok && arrive(t->failure, t->status, &t->barrier, t->waited);
-    if (ok)
+    if (ok) {
+#pragma omp critical(mgpu_capture)
         t->status = mgpu_stencil_capture_enter(t->st, t->p);
+    }
     for (long long step = 1; ok && step <= g->k; step++)
-        ok = one_step(t, step);
-    if (ok && t->status == MGPU_OK)
+        ok = one_step(t, step, true);
+    if (ok && t->status == MGPU_OK) {
+#pragma omp critical(mgpu_capture)
         t->status = mgpu_stencil_capture_leave(t->st, t->p);
+    }
     ok = ok && arrive(t->failure, t->status, &t->barrier, t->waited);
     if (began) {
         mgpu_status ended = mgpu_stencil_capture_end(t->st, t->run->ndevices, &g->graph);
@@ -133,7 +157,7 @@ static long long replay(part_thread *t, const graph_steps *g)
     long long steps = t->run->opt->steps, step = 1;
     if (!g->graph || steps == 0)
         return 0;
-    if (!one_step(t, 0) || !arrive(t->failure, t->status, &t->barrier, t->waited))
+    if (!one_step(t, 0, false) || !arrive(t->failure, t->status, &t->barrier, t->waited))
         return -1;
     for (; step + g->k <= steps; step += g->k) {
         if (t->p != 0)
@@ -158,7 +182,7 @@ static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *fa
     if (step < 0)
         return;
     for (; step < run->opt->steps; step++)
-        if (!one_step(&t, step))
+        if (!one_step(&t, step, false))
             return;
     double before = mgpu_now();
     if (t.status == MGPU_OK)

@@ -95,6 +95,7 @@ struct team {
     long long commands;              /* and how many came before it */
     mgpu_graph *graph;               /* --graph: steps 1..graph_steps */
     long long graph_steps;
+    bool capturing;                  /* set and cleared by worker 0 between barriers */
     worker workers[MGPU_MAX_DEVICES];
 };
 
@@ -170,17 +171,30 @@ static bool arrive(worker *w, mgpu_status status, bool counted)
 }
 
 /* Step STEP of the worker's part: send, the barrier, receive and compute.
- * False when some worker failed and all leave. */
+ * False when some worker failed and all leave.  While the steps are being
+ * captured (--graph) the workers issue them one at a time: each call adds
+ * to the one graph being built, and with workers adding at once the process
+ * died of a segmentation fault on 2 H200s, in direct mode (the capture
+ * happens once; its speed is no matter). */
 static bool one_step(worker *w, mgpu_status *status, long long step, bool timed)
 {
     team *t = w->team;
+    bool capturing = t->capturing;
+    if (capturing)
+        pthread_mutex_lock(&t->gate);
     if (*status == MGPU_OK)
         *status = mgpu_stencil_send(t->st, w->part, step);
+    if (capturing)
+        pthread_mutex_unlock(&t->gate);
     if (!arrive(w, *status, timed))
         return false;
+    if (capturing)
+        pthread_mutex_lock(&t->gate);
     *status = mgpu_stencil_recv(t->st, w->part, step);
     if (*status == MGPU_OK && t->run->compute)
         *status = mgpu_stencil_compute(t->st, w->part, step);
+    if (capturing)
+        pthread_mutex_unlock(&t->gate);
     return true;
 }
 
@@ -199,17 +213,24 @@ static bool capture(worker *w, mgpu_status *status)
     ok = arrive(w, *status, false) && one_step(w, status, 0, false);
     if (ok && p == 0 && *status == MGPU_OK) {
         *status = mgpu_stencil_capture_begin(t->st);
-        began = *status == MGPU_OK;
+        began = t->capturing = *status == MGPU_OK;
     }
     ok = ok && arrive(w, *status, false);
-    if (ok)
+    if (ok) {
+        pthread_mutex_lock(&t->gate);
         *status = mgpu_stencil_capture_enter(t->st, p);
+        pthread_mutex_unlock(&t->gate);
+    }
     for (long long step = 1; ok && step <= t->graph_steps; step++)
         ok = one_step(w, status, step, false);
-    if (ok && *status == MGPU_OK)
+    if (ok && *status == MGPU_OK) {
+        pthread_mutex_lock(&t->gate);
         *status = mgpu_stencil_capture_leave(t->st, p);
+        pthread_mutex_unlock(&t->gate);
+    }
     ok = ok && arrive(w, *status, false);
     if (began) {
+        t->capturing = false;
         mgpu_status ended = mgpu_stencil_capture_end(t->st, t->n, &t->graph);
         if (*status == MGPU_OK)
             *status = ended;
