@@ -87,8 +87,9 @@ static int finish(const mgpu_program *program, mgpu_status status)
     return mgpu_exit_code(status);
 }
 
-int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
-              void *ctx)
+/* mgpu_main without the final check of stdout. */
+static int run_program(const mgpu_program *program, int argc, char **argv,
+                       mgpu_strategy_fn strategy, void *ctx)
 {
     mgpu_options opt;
     int code = mgpu_options_parse(&opt, program, argc, argv);
@@ -158,8 +159,20 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
     if (status == MGPU_OK && field)
         status = mgpu_verify_field(field, &opt, &record);
     free(field);
-    if (status == MGPU_OK || status == MGPU_ERR_VERIFY)
-        mgpu_record_print(&record, opt.format, opt.header, stdout);
-    fflush(stdout);
+    /* A record that could not be written is the failure to report (the
+     * verdict of a failed verification was in that record; the exit code
+     * is 1 either way). */
+    if (status == MGPU_OK || status == MGPU_ERR_VERIFY) {
+        mgpu_status printed = mgpu_record_print(&record, opt.format, opt.header, stdout);
+        if (printed != MGPU_OK)
+            status = printed;
+    }
     return finish(program, status);
+}
+
+int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
+              void *ctx)
+{
+    mgpu_stdout_guard();
+    return mgpu_stdout_close(program, run_program(program, argc, argv, strategy, ctx));
 }

@@ -461,6 +461,22 @@ void mgpu_error(const mgpu_program *program, const char *fmt, ...)
 #endif
     ;
 
+/* Called first by a program that prints its result on stdout: a standard
+ * descriptor that is closed gets /dev/null opened so that writes to it
+ * still fail, and no file the program opens later takes its place. */
+void mgpu_stdout_guard(void);
+
+/* Flush OUT after printing WHAT ("the record") there.  MGPU_ERR_SYSTEM,
+ * with a message naming WHAT, when any of it could not be written; OUT's
+ * error indicator is then cleared, so that the failure, reported once by
+ * this status, is not reported again by mgpu_stdout_close. */
+mgpu_status mgpu_output_flush(FILE *out, const char *what);
+
+/* Called last, with the exit code CODE the program would return: flush and
+ * close stdout.  When something printed there could not be written, one
+ * line on stderr says so and the code becomes 1 (CODE itself when not 0). */
+int mgpu_stdout_close(const mgpu_program *program, int code);
+
 /* ------------------------------------------------------------ the record */
 
 #define MGPU_RECORD_EXTRA 12
@@ -499,8 +515,10 @@ void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
 void mgpu_record_set_text(mgpu_record *record, const char *key, const char *text);
 void mgpu_record_set_number(mgpu_record *record, const char *key, double number);
 /* Print the record: a table of fields, a CSV line (after a header when
- * HEADER), or one JSON object. */
-void mgpu_record_print(const mgpu_record *record, mgpu_format format, int header, FILE *out);
+ * HEADER), or one JSON object, and flush OUT (mgpu_output_flush: an error
+ * when the record could not all be written). */
+mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header,
+                              FILE *out);
 
 /* ------------------------------------------------------- verification */
 
@@ -533,7 +551,8 @@ typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
 /* The whole program around a strategy: parse the command line, choose the
  * backend, check the request, time the run (and its exchanges alone, and
  * one device when --baseline), measure the copy ceiling, verify, print the
- * record.  Returns the exit code: 0, 1 (failure or wrong result), 2 (usage).
+ * record, and close stdout checked (mgpu_stdout_close).  Returns the exit
+ * code: 0, 1 (failure, wrong result, lost record), 2 (usage).
  * With FORKS set, no CUDA call happens in this process before the strategy
  * has run (it forks workers), and the ceiling and verification come last. */
 int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,

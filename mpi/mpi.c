@@ -531,9 +531,11 @@ static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
     int code = 0;
     if (me.rank == 0) {
         mgpu_status status = field ? mgpu_verify_field(field, opt, &record) : MGPU_OK;
-        if (status == MGPU_OK || status == MGPU_ERR_VERIFY)
-            mgpu_record_print(&record, opt->format, opt->header, stdout);
-        fflush(stdout);
+        if (status == MGPU_OK || status == MGPU_ERR_VERIFY) {
+            mgpu_status printed = mgpu_record_print(&record, opt->format, opt->header, stdout);
+            if (printed != MGPU_OK)
+                status = printed; /* a lost record is what fails (as in mgpu_main) */
+        }
         if (status != MGPU_OK)
             mgpu_error(&program, "%s", mgpu_last_error());
         code = mgpu_exit_code(status);
@@ -545,6 +547,9 @@ static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
 
 int main(int argc, char **argv)
 {
+    /* Before MPI opens its files and sockets: none may take a closed
+     * stdout's place. */
+    mgpu_stdout_guard();
     /* MPI first, before any CUDA call (book 10.3): as with fork, a CUDA
      * context made before MPI_Init is not carried into what MPI sets up,
      * and a CUDA-aware MPI prepares its own use of the devices there. */
@@ -559,6 +564,11 @@ int main(int argc, char **argv)
         code = agree(setup(&opt, &mode, &aware, why), why);
     if (code < 0)
         code = measure(&opt, mode, aware);
+    /* Rank 0 alone printed (the record, --help, --version); whether that
+     * reached stdout decides every rank's exit code. */
+    if (me.rank == 0)
+        code = mgpu_stdout_close(&program, code);
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Finalize();
     return code;
 }
