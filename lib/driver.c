@@ -101,6 +101,8 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
     int ndevices = 0;
     if (status == MGPU_OK)
         status = resolve_devices(&opt, &ndevices);
+    if (status == MGPU_OK)
+        status = mgpu_fault_validate(ndevices, opt.steps);
     if (status != MGPU_OK)
         return finish(program, status);
 

@@ -346,6 +346,10 @@ mgpu_status mgpu_stencil_gather(mgpu_stencil *stencil, int part, long long steps
 /* MGPU_INJECT_FAULT=STEP:DEVICE makes worker DEVICE fail at step STEP.
  * Returns MGPU_ERR_FAULT (with a message) when PART must fail at STEP. */
 mgpu_status mgpu_fault_check(int part, long long step);
+/* Before any run: MGPU_ERR_USAGE, naming the variable, when the fault asked
+ * for is malformed or can never fire in a run of NDEVICES devices and
+ * STEPS steps. */
+mgpu_status mgpu_fault_validate(int ndevices, long long steps);
 
 /* ------------------------------------- workers that meet at barriers */
 

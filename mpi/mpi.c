@@ -172,9 +172,13 @@ static int setup(const mgpu_options *opt, mgpu_exchange *mode, int *aware, char 
                               "(accepted: nx up to %d, ny up to %d)",
                       opt->nx, opt->ny, INT_MAX - 64, INT_MAX);
 
+    mgpu_status status = mgpu_fault_validate(me.ranks, opt->steps);
+    if (status != MGPU_OK)
+        return refuse_status(why, status);
+
     /* The host backend gives each rank of a node a "device" of its own. */
     int host_devices = me.local_ranks < MGPU_MAX_DEVICES ? me.local_ranks : MGPU_MAX_DEVICES;
-    mgpu_status status = mgpu_init(opt->backend, host_devices);
+    status = mgpu_init(opt->backend, host_devices);
     if (status == MGPU_OK)
         status = mgpu_device_count(&me.node_devices);
     if (status != MGPU_OK)
