@@ -9,31 +9,54 @@
 
 #include "mgpu-private.h"
 
-/* The copy that measures a GPU's ceiling: large enough to leave every
- * cache behind. */
+/* The copy ceiling is the bandwidth of the memory a grid lives in, and a
+ * copy measures it only once it leaves the last cache before that memory
+ * (a GPU's L2, the host's last-level cache) behind: each of its two buffers
+ * is at least twice that cache, so that together they are four times it.
+ * On a GPU the copy is 1 GiB (more where the L2 asks for it), a few
+ * milliseconds; on the host it is as large as the field, within those
+ * bounds and CEILING_BYTES_HOST_MAX.
+ *
+ * A grid whose two buffers fit in that cache together runs from the cache,
+ * and no memory ceiling bounds it: its ceiling is not measured (null in
+ * the record, and so is its roofline).  That also spares small runs, the
+ * tests' among them, a copy of hundreds of MiB.  So does a memory too full
+ * for buffers large enough: a ceiling measured in the cache would flatter
+ * nothing and mean nothing.  README.md ("The record") states this rule. */
 #define CEILING_BYTES_CUDA ((size_t) 1 << 30)
-/* On the host, where the caches are a good part of the memory a small grid
- * needs, the copy is as large as the field (a step reads and writes as many
- * bytes), within these bounds: small grids stay quick to test, and large
- * ones are measured against memory, not against the last-level cache. */
-#define CEILING_BYTES_HOST_MIN ((size_t) 1 << 20)
 #define CEILING_BYTES_HOST_MAX ((size_t) 256 << 20)
+/* Where a device does not say how large its last cache is. */
+#define CEILING_CACHE_GUESS ((size_t) 64 << 20)
+
+size_t mgpu_copy_ceiling_bytes(int gpu, size_t cache_bytes, size_t field_bytes,
+                               size_t free_bytes)
+{
+    size_t cache = cache_bytes ? cache_bytes : CEILING_CACHE_GUESS;
+    if (field_bytes <= cache / 2)
+        return 0; /* both buffers of the grid fit in the cache */
+    size_t floor = 2 * cache;
+    size_t bytes = gpu ? CEILING_BYTES_CUDA
+                       : field_bytes < CEILING_BYTES_HOST_MAX ? field_bytes
+                                                              : CEILING_BYTES_HOST_MAX;
+    if (bytes < floor)
+        bytes = floor;
+    /* The copy's two buffers beside the grid's: a quarter of what is free
+     * each, at most; halving keeps the GPU's sizes powers of two. */
+    while (free_bytes && 2 * bytes > free_bytes / 2 && bytes / 2 >= floor)
+        bytes /= 2;
+    if (free_bytes && 2 * bytes > free_bytes / 2)
+        return 0;
+    return bytes;
+}
 
 mgpu_status mgpu_copy_ceiling_device(int device, size_t field_bytes, double *gbps)
 {
     *gbps = 0.0;
-    if (mgpu_backend_active() != MGPU_BACKEND_CUDA) {
-        size_t bytes = field_bytes < CEILING_BYTES_HOST_MIN   ? CEILING_BYTES_HOST_MIN
-                       : field_bytes > CEILING_BYTES_HOST_MAX ? CEILING_BYTES_HOST_MAX
-                                                              : field_bytes;
-        return mgpu_copy_bandwidth(0, bytes, gbps);
-    }
+    int gpu = mgpu_backend_active() == MGPU_BACKEND_CUDA;
     mgpu_device_info info;
-    MGPU_TRY(mgpu_device_info_get(device, &info));
-    size_t bytes = CEILING_BYTES_CUDA;
-    while (bytes > ((size_t) 1 << 24) && 2 * bytes > info.free_bytes / 2)
-        bytes /= 2;
-    return mgpu_copy_bandwidth(device, bytes, gbps);
+    MGPU_TRY(mgpu_device_info_get(gpu ? device : 0, &info));
+    size_t bytes = mgpu_copy_ceiling_bytes(gpu, info.cache_bytes, field_bytes, info.free_bytes);
+    return bytes ? mgpu_copy_bandwidth(gpu ? device : 0, bytes, gbps) : MGPU_OK;
 }
 
 mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps)
@@ -44,6 +67,10 @@ mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps)
     for (int d = 0; d < ndevices; d++) {
         double one;
         MGPU_TRY(mgpu_copy_ceiling_device(d, field_bytes, &one));
+        if (one <= 0.0) {
+            *gbps = 0.0; /* a sum without one device's term is no ceiling */
+            return MGPU_OK;
+        }
         *gbps += one;
     }
     return MGPU_OK;

@@ -96,6 +96,8 @@ typedef struct mgpu_device_info {
     int cc_major, cc_minor;
     int pci_domain, pci_bus, pci_device;
     double peak_gbps; /* memory clock x bus width, 0 when unknown */
+    size_t cache_bytes; /* the last cache before its memory: a GPU's L2, the
+                           host's last-level cache; 0 when unknown */
 } mgpu_device_info;
 
 mgpu_status mgpu_device_count(int *count);
@@ -563,15 +565,18 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
               void *ctx);
 
 /* Sum of the copy bandwidths of devices 0..NDEVICES-1 (host backend: one
- * copy on all cores, since host "devices" share one memory, of about
- * FIELD_BYTES, the bytes of one buffer of the grid). */
+ * copy on all cores, since host "devices" share one memory) for a grid of
+ * FIELD_BYTES per buffer, on buffers that leave the caches (driver.c says
+ * how large); 0 (not measured) when the grid fits in the cache, or memory
+ * cannot hold buffers large enough on some device. */
 mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps);
 
 /* ------------------------------------- devices in several processes (mpi) */
 
 /* The copy bandwidth of DEVICE alone, one term of mgpu_copy_ceiling's sum
  * (host backend: the one copy), for a program whose devices are driven by
- * several processes, each measuring its own. */
+ * several processes, each measuring its own; 0 when not measured, which
+ * makes the sum not measured too. */
 mgpu_status mgpu_copy_ceiling_device(int device, size_t field_bytes, double *gbps);
 
 /* ------------------------------------------------------ the stream pipeline */

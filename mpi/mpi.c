@@ -530,7 +530,13 @@ static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
         check(mgpu_copy_ceiling_device(me.device,
                                        (size_t) opt->nx * (size_t) opt->ny * sizeof(float),
                                        &ceiling));
+    /* A device whose ceiling was not measured (its grid fits in its cache)
+     * leaves the sum without its term: then there is no ceiling at all. */
+    int unmeasured = measures && ceiling <= 0.0, any_unmeasured = 0;
     MPI_Reduce(&ceiling, &record.copy_gbps, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&unmeasured, &any_unmeasured, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (any_unmeasured)
+        record.copy_gbps = 0.0;
 
     int code = 0;
     if (me.rank == 0) {
