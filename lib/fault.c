@@ -34,20 +34,25 @@ static void fault_read(void)
     fault.valid = 1;
 }
 
-static mgpu_status fault_malformed(void)
+/* Whether a fault is asked for, into *WANTED; a usage error when the
+ * variable is set but not STEP:DEVICE. */
+static mgpu_status fault_requested(int *wanted)
 {
-    return mgpu_fail(MGPU_ERR_USAGE, "MGPU_INJECT_FAULT: '%s' is not STEP:DEVICE "
-                                     "(two non-negative integers)",
-                     getenv("MGPU_INJECT_FAULT"));
+    pthread_once(&fault_once, fault_read);
+    *wanted = fault.set;
+    if (fault.set && !fault.valid)
+        return mgpu_fail(MGPU_ERR_USAGE, "MGPU_INJECT_FAULT: '%s' is not STEP:DEVICE "
+                                         "(two non-negative integers)",
+                         getenv("MGPU_INJECT_FAULT"));
+    return MGPU_OK;
 }
 
 mgpu_status mgpu_fault_validate(int ndevices, long long steps)
 {
-    pthread_once(&fault_once, fault_read);
-    if (!fault.set)
+    int wanted;
+    MGPU_TRY(fault_requested(&wanted));
+    if (!wanted)
         return MGPU_OK;
-    if (!fault.valid)
-        return fault_malformed();
     /* A fault that can never fire would let a test of failure handling
      * pass by running normally.  Steps are counted from 0 in each run (a
      * warmup run, a timed one), so --warmup and --repeat add no step. */
@@ -66,12 +71,9 @@ mgpu_status mgpu_fault_validate(int ndevices, long long steps)
 
 mgpu_status mgpu_fault_check(int part, long long step)
 {
-    pthread_once(&fault_once, fault_read);
-    if (!fault.set)
-        return MGPU_OK;
-    if (!fault.valid)
-        return fault_malformed();
-    if (part == fault.device && step == fault.step)
+    int wanted;
+    MGPU_TRY(fault_requested(&wanted));
+    if (wanted && part == fault.device && step == fault.step)
         return mgpu_fail(MGPU_ERR_FAULT, "device %d failed at step %lld (MGPU_INJECT_FAULT)",
                          part, step);
     return MGPU_OK;
