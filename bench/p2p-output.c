@@ -429,7 +429,7 @@ static void print_json(const p2p_ctx *ctx, FILE *out)
     fputs("  }\n}\n", out);
 }
 
-void p2p_print(const p2p_ctx *ctx, mgpu_format format, FILE *out)
+mgpu_status p2p_print(const p2p_ctx *ctx, mgpu_format format, FILE *out)
 {
     switch (format) {
     case MGPU_FORMAT_CSV:
@@ -443,5 +443,5 @@ void p2p_print(const p2p_ctx *ctx, mgpu_format format, FILE *out)
         print_table(ctx, out);
         break;
     }
-    fflush(out);
+    return mgpu_output_flush(out, "the measurements");
 }

@@ -379,7 +379,8 @@ static mgpu_status measure(p2p_ctx *ctx)
     return MGPU_OK;
 }
 
-int main(int argc, char **argv)
+/* main without the final check of stdout. */
+static int run(int argc, char **argv)
 {
     p2p_options opt;
     int bytes_given = 0, sweep_given = 0;
@@ -418,9 +419,15 @@ int main(int argc, char **argv)
     if (status == MGPU_OK)
         status = measure(&ctx);
     if (status == MGPU_OK)
-        p2p_print(&ctx, opt.format, stdout);
-    else
+        status = p2p_print(&ctx, opt.format, stdout);
+    if (status != MGPU_OK)
         mgpu_error(&program, "%s", *mgpu_last_error() ? mgpu_last_error() : mgpu_strerror(status));
     teardown(&ctx);
     return mgpu_exit_code(status);
+}
+
+int main(int argc, char **argv)
+{
+    mgpu_stdout_guard();
+    return mgpu_stdout_close(&program, run(argc, argv));
 }

@@ -177,6 +177,6 @@ void p2p_cell_time(p2p_figure *figure, int row, int column, double scale, const 
 /* "256 MiB", "4 KiB", "100 B" */
 void p2p_size_name(size_t bytes, char *text, size_t size);
 
-void p2p_print(const p2p_ctx *ctx, mgpu_format format, FILE *out);
+mgpu_status p2p_print(const p2p_ctx *ctx, mgpu_format format, FILE *out);
 
 #endif /* MGPU_BENCH_P2P_H */

@@ -42,6 +42,9 @@ mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info)
                   device);
         /* Double data rate: two transfers per clock. */
         info->peak_gbps = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+        int l2_bytes = 0;
+        MGPU_CUDA(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device), device);
+        info->cache_bytes = l2_bytes > 0 ? (size_t) l2_bytes : 0;
         size_t free_bytes = 0, total = 0;
         MGPU_CUDA_ON(device, cudaMemGetInfo(&free_bytes, &total));
         info->free_bytes = free_bytes;
@@ -50,6 +53,7 @@ mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info)
 #endif
     snprintf(info->name, sizeof info->name, "host device %d", device);
     info->total_bytes = info->free_bytes = mgpu_host_memory_bytes();
+    info->cache_bytes = mgpu_host_cache_bytes();
     return MGPU_OK;
 }
 

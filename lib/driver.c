@@ -9,31 +9,54 @@
 
 #include "mgpu-private.h"
 
-/* The copy that measures a GPU's ceiling: large enough to leave every
- * cache behind. */
+/* The copy ceiling is the bandwidth of the memory a grid lives in, and a
+ * copy measures it only once it leaves the last cache before that memory
+ * (a GPU's L2, the host's last-level cache) behind: each of its two buffers
+ * is at least twice that cache, so that together they are four times it.
+ * On a GPU the copy is 1 GiB (more where the L2 asks for it), a few
+ * milliseconds; on the host it is as large as the field, within those
+ * bounds and CEILING_BYTES_HOST_MAX.
+ *
+ * A grid whose two buffers fit in that cache together runs from the cache,
+ * and no memory ceiling bounds it: its ceiling is not measured (null in
+ * the record, and so is its roofline).  That also spares small runs, the
+ * tests' among them, a copy of hundreds of MiB.  So does a memory too full
+ * for buffers large enough: a ceiling measured in the cache would flatter
+ * nothing and mean nothing.  README.md ("The record") states this rule. */
 #define CEILING_BYTES_CUDA ((size_t) 1 << 30)
-/* On the host, where the caches are a good part of the memory a small grid
- * needs, the copy is as large as the field (a step reads and writes as many
- * bytes), within these bounds: small grids stay quick to test, and large
- * ones are measured against memory, not against the last-level cache. */
-#define CEILING_BYTES_HOST_MIN ((size_t) 1 << 20)
 #define CEILING_BYTES_HOST_MAX ((size_t) 256 << 20)
+/* Where a device does not say how large its last cache is. */
+#define CEILING_CACHE_GUESS ((size_t) 64 << 20)
+
+size_t mgpu_copy_ceiling_bytes(int gpu, size_t cache_bytes, size_t field_bytes,
+                               size_t free_bytes)
+{
+    size_t cache = cache_bytes ? cache_bytes : CEILING_CACHE_GUESS;
+    if (field_bytes <= cache / 2)
+        return 0; /* both buffers of the grid fit in the cache */
+    size_t floor = 2 * cache;
+    size_t bytes = gpu ? CEILING_BYTES_CUDA
+                       : field_bytes < CEILING_BYTES_HOST_MAX ? field_bytes
+                                                              : CEILING_BYTES_HOST_MAX;
+    if (bytes < floor)
+        bytes = floor;
+    /* The copy's two buffers beside the grid's: a quarter of what is free
+     * each, at most; halving keeps the GPU's sizes powers of two. */
+    while (free_bytes && 2 * bytes > free_bytes / 2 && bytes / 2 >= floor)
+        bytes /= 2;
+    if (free_bytes && 2 * bytes > free_bytes / 2)
+        return 0;
+    return bytes;
+}
 
 mgpu_status mgpu_copy_ceiling_device(int device, size_t field_bytes, double *gbps)
 {
     *gbps = 0.0;
-    if (mgpu_backend_active() != MGPU_BACKEND_CUDA) {
-        size_t bytes = field_bytes < CEILING_BYTES_HOST_MIN   ? CEILING_BYTES_HOST_MIN
-                       : field_bytes > CEILING_BYTES_HOST_MAX ? CEILING_BYTES_HOST_MAX
-                                                              : field_bytes;
-        return mgpu_copy_bandwidth(0, bytes, gbps);
-    }
+    int gpu = mgpu_backend_active() == MGPU_BACKEND_CUDA;
     mgpu_device_info info;
-    MGPU_TRY(mgpu_device_info_get(device, &info));
-    size_t bytes = CEILING_BYTES_CUDA;
-    while (bytes > ((size_t) 1 << 24) && 2 * bytes > info.free_bytes / 2)
-        bytes /= 2;
-    return mgpu_copy_bandwidth(device, bytes, gbps);
+    MGPU_TRY(mgpu_device_info_get(gpu ? device : 0, &info));
+    size_t bytes = mgpu_copy_ceiling_bytes(gpu, info.cache_bytes, field_bytes, info.free_bytes);
+    return bytes ? mgpu_copy_bandwidth(gpu ? device : 0, bytes, gbps) : MGPU_OK;
 }
 
 mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps)
@@ -44,6 +67,10 @@ mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps)
     for (int d = 0; d < ndevices; d++) {
         double one;
         MGPU_TRY(mgpu_copy_ceiling_device(d, field_bytes, &one));
+        if (one <= 0.0) {
+            *gbps = 0.0; /* a sum without one device's term is no ceiling */
+            return MGPU_OK;
+        }
         *gbps += one;
     }
     return MGPU_OK;
@@ -106,8 +133,9 @@ static int finish(const mgpu_program *program, mgpu_status status)
     return mgpu_exit_code(status);
 }
 
-int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
-              void *ctx)
+/* mgpu_main without the final check of stdout. */
+static int run_program(const mgpu_program *program, int argc, char **argv,
+                       mgpu_strategy_fn strategy, void *ctx)
 {
     mgpu_options opt;
     int code = mgpu_options_parse(&opt, program, argc, argv);
@@ -119,6 +147,8 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
     int ndevices = 0;
     if (status == MGPU_OK)
         status = resolve_devices(&opt, &ndevices);
+    if (status == MGPU_OK)
+        status = mgpu_fault_validate(ndevices, opt.steps);
     if (status != MGPU_OK)
         return finish(program, status);
 
@@ -179,8 +209,20 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
     if (status == MGPU_OK && field)
         status = mgpu_verify_field(field, &opt, &record);
     free(field);
-    if (status == MGPU_OK || status == MGPU_ERR_VERIFY)
-        mgpu_record_print(&record, opt.format, opt.header, stdout);
-    fflush(stdout);
+    /* A record that could not be written is the failure to report (the
+     * verdict of a failed verification was in that record; the exit code
+     * is 1 either way). */
+    if (status == MGPU_OK || status == MGPU_ERR_VERIFY) {
+        mgpu_status printed = mgpu_record_print(&record, opt.format, opt.header, stdout);
+        if (printed != MGPU_OK)
+            status = printed;
+    }
     return finish(program, status);
+}
+
+int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
+              void *ctx)
+{
+    mgpu_stdout_guard();
+    return mgpu_stdout_close(program, run_program(program, argc, argv, strategy, ctx));
 }

@@ -34,16 +34,46 @@ static void fault_read(void)
     fault.valid = 1;
 }
 
-mgpu_status mgpu_fault_check(int part, long long step)
+/* Whether a fault is asked for, into *WANTED; a usage error when the
+ * variable is set but not STEP:DEVICE. */
+static mgpu_status fault_requested(int *wanted)
 {
     pthread_once(&fault_once, fault_read);
-    if (!fault.set)
-        return MGPU_OK;
-    if (!fault.valid)
+    *wanted = fault.set;
+    if (fault.set && !fault.valid)
         return mgpu_fail(MGPU_ERR_USAGE, "MGPU_INJECT_FAULT: '%s' is not STEP:DEVICE "
                                          "(two non-negative integers)",
                          getenv("MGPU_INJECT_FAULT"));
-    if (part == fault.device && step == fault.step)
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_fault_validate(int ndevices, long long steps)
+{
+    int wanted;
+    MGPU_TRY(fault_requested(&wanted));
+    if (!wanted)
+        return MGPU_OK;
+    /* A fault that can never fire would let a test of failure handling
+     * pass by running normally.  Steps are counted from 0 in each run (a
+     * warmup run, a timed one), so --warmup and --repeat add no step. */
+    if (fault.device >= ndevices)
+        return mgpu_fail(MGPU_ERR_USAGE, "MGPU_INJECT_FAULT: device %d is not in this run "
+                                         "(accepted: DEVICE from 0 to %d, one of the %d "
+                                         "device%s)",
+                         fault.device, ndevices - 1, ndevices, ndevices == 1 ? "" : "s");
+    if (fault.step >= steps)
+        return mgpu_fail(MGPU_ERR_USAGE, "MGPU_INJECT_FAULT: step %lld never runs "
+                                         "(accepted: STEP from 0 to %lld, as --steps=%lld; "
+                                         "each run counts its steps from 0)",
+                         fault.step, steps - 1, steps);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_fault_check(int part, long long step)
+{
+    int wanted;
+    MGPU_TRY(fault_requested(&wanted));
+    if (wanted && part == fault.device && step == fault.step)
         return mgpu_fail(MGPU_ERR_FAULT, "device %d failed at step %lld (MGPU_INJECT_FAULT)",
                          part, step);
     return MGPU_OK;

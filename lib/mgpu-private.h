@@ -86,6 +86,16 @@ mgpu_status mgpu_check_device(int device);
 /* Physical memory of this machine in bytes (0 when unknown): the capacity
  * of a host-backend device. */
 size_t mgpu_host_memory_bytes(void);
+/* The host's last-level cache in bytes, as the kernel (sysfs) or the C
+ * library tells it; 0 when unknown. */
+size_t mgpu_host_cache_bytes(void);
+
+/* The bytes of each buffer of the copy that measures a copy ceiling (GPU
+ * when GPU, else the host) of a device whose last cache holds CACHE_BYTES
+ * (0: unknown) and FREE_BYTES are free (0: unknown), for a grid of
+ * FIELD_BYTES per buffer; 0 when the ceiling is not to be measured. */
+size_t mgpu_copy_ceiling_bytes(int gpu, size_t cache_bytes, size_t field_bytes,
+                               size_t free_bytes);
 
 /* Set WIDTH_BYTES of each of ROWS rows, PITCH_BYTES apart, to BYTE; done
  * on return. */

@@ -96,6 +96,8 @@ typedef struct mgpu_device_info {
     int cc_major, cc_minor;
     int pci_domain, pci_bus, pci_device;
     double peak_gbps; /* memory clock x bus width, 0 when unknown */
+    size_t cache_bytes; /* the last cache before its memory: a GPU's L2, the
+                           host's last-level cache; 0 when unknown */
 } mgpu_device_info;
 
 mgpu_status mgpu_device_count(int *count);
@@ -355,6 +357,10 @@ mgpu_status mgpu_stencil_gather(mgpu_stencil *stencil, int part, long long steps
 /* MGPU_INJECT_FAULT=STEP:DEVICE makes worker DEVICE fail at step STEP.
  * Returns MGPU_ERR_FAULT (with a message) when PART must fail at STEP. */
 mgpu_status mgpu_fault_check(int part, long long step);
+/* Before any run: MGPU_ERR_USAGE, naming the variable, when the fault asked
+ * for is malformed or can never fire in a run of NDEVICES devices and
+ * STEPS steps. */
+mgpu_status mgpu_fault_validate(int ndevices, long long steps);
 
 /* ------------------------------------- workers that meet at barriers */
 
@@ -470,6 +476,22 @@ void mgpu_error(const mgpu_program *program, const char *fmt, ...)
 #endif
     ;
 
+/* Called first by a program that prints its result on stdout: a standard
+ * descriptor that is closed gets /dev/null opened so that writes to it
+ * still fail, and no file the program opens later takes its place. */
+void mgpu_stdout_guard(void);
+
+/* Flush OUT after printing WHAT ("the record") there.  MGPU_ERR_SYSTEM,
+ * with a message naming WHAT, when any of it could not be written; OUT's
+ * error indicator is then cleared, so that the failure, reported once by
+ * this status, is not reported again by mgpu_stdout_close. */
+mgpu_status mgpu_output_flush(FILE *out, const char *what);
+
+/* Called last, with the exit code CODE the program would return: flush and
+ * close stdout.  When something printed there could not be written, one
+ * line on stderr says so and the code becomes 1 (CODE itself when not 0). */
+int mgpu_stdout_close(const mgpu_program *program, int code);
+
 /* ------------------------------------------------------------ the record */
 
 #define MGPU_RECORD_EXTRA 12
@@ -512,8 +534,10 @@ void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
 void mgpu_record_set_text(mgpu_record *record, const char *key, const char *text);
 void mgpu_record_set_number(mgpu_record *record, const char *key, double number);
 /* Print the record: a table of fields, a CSV line (after a header when
- * HEADER), or one JSON object. */
-void mgpu_record_print(const mgpu_record *record, mgpu_format format, int header, FILE *out);
+ * HEADER), or one JSON object, and flush OUT (mgpu_output_flush: an error
+ * when the record could not all be written). */
+mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header,
+                              FILE *out);
 
 /* ------------------------------------------------------- verification */
 
@@ -551,22 +575,26 @@ typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
 /* The whole program around a strategy: parse the command line, choose the
  * backend, check the request, time the run (and its exchanges alone, and
  * one device when --baseline), measure the copy ceiling, verify, print the
- * record.  Returns the exit code: 0, 1 (failure or wrong result), 2 (usage).
+ * record, and close stdout checked (mgpu_stdout_close).  Returns the exit
+ * code: 0, 1 (failure, wrong result, lost record), 2 (usage).
  * With FORKS set, no CUDA call happens in this process before the strategy
  * has run (it forks workers), and the ceiling and verification come last. */
 int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
               void *ctx);
 
 /* Sum of the copy bandwidths of devices 0..NDEVICES-1 (host backend: one
- * copy on all cores, since host "devices" share one memory, of about
- * FIELD_BYTES, the bytes of one buffer of the grid). */
+ * copy on all cores, since host "devices" share one memory) for a grid of
+ * FIELD_BYTES per buffer, on buffers that leave the caches (driver.c says
+ * how large); 0 (not measured) when the grid fits in the cache, or memory
+ * cannot hold buffers large enough on some device. */
 mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps);
 
 /* ------------------------------------- devices in several processes (mpi) */
 
 /* The copy bandwidth of DEVICE alone, one term of mgpu_copy_ceiling's sum
  * (host backend: the one copy), for a program whose devices are driven by
- * several processes, each measuring its own. */
+ * several processes, each measuring its own; 0 when not measured, which
+ * makes the sum not measured too. */
 mgpu_status mgpu_copy_ceiling_device(int device, size_t field_bytes, double *gbps);
 
 /* ------------------------------------------------------ the stream pipeline */

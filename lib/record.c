@@ -428,7 +428,8 @@ static void print_json(const field_list *list, FILE *out)
     fputs("}\n", out);
 }
 
-void mgpu_record_print(const mgpu_record *record, mgpu_format format, int header, FILE *out)
+mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header,
+                              FILE *out)
 {
     field_list list;
 
@@ -445,5 +446,5 @@ void mgpu_record_print(const mgpu_record *record, mgpu_format format, int header
         print_table(&list, record, out);
         break;
     }
-    fflush(out);
+    return mgpu_output_flush(out, "the record");
 }

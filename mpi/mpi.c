@@ -172,9 +172,13 @@ static int setup(const mgpu_options *opt, mgpu_exchange *mode, int *aware, char 
                               "(accepted: nx up to %d, ny up to %d)",
                       opt->nx, opt->ny, INT_MAX - 64, INT_MAX);
 
+    mgpu_status status = mgpu_fault_validate(me.ranks, opt->steps);
+    if (status != MGPU_OK)
+        return refuse_status(why, status);
+
     /* The host backend gives each rank of a node a "device" of its own. */
     int host_devices = me.local_ranks < MGPU_MAX_DEVICES ? me.local_ranks : MGPU_MAX_DEVICES;
-    mgpu_status status = mgpu_init(opt->backend, host_devices);
+    status = mgpu_init(opt->backend, host_devices);
     if (status == MGPU_OK)
         status = mgpu_device_count(&me.node_devices);
     if (status != MGPU_OK)
@@ -526,14 +530,22 @@ static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
         check(mgpu_copy_ceiling_device(me.device,
                                        (size_t) opt->nx * (size_t) opt->ny * sizeof(float),
                                        &ceiling));
+    /* A device whose ceiling was not measured (its grid fits in its cache)
+     * leaves the sum without its term: then there is no ceiling at all. */
+    int unmeasured = measures && ceiling <= 0.0, any_unmeasured = 0;
     MPI_Reduce(&ceiling, &record.copy_gbps, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&unmeasured, &any_unmeasured, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (any_unmeasured)
+        record.copy_gbps = 0.0;
 
     int code = 0;
     if (me.rank == 0) {
         mgpu_status status = field ? mgpu_verify_field(field, opt, &record) : MGPU_OK;
-        if (status == MGPU_OK || status == MGPU_ERR_VERIFY)
-            mgpu_record_print(&record, opt->format, opt->header, stdout);
-        fflush(stdout);
+        if (status == MGPU_OK || status == MGPU_ERR_VERIFY) {
+            mgpu_status printed = mgpu_record_print(&record, opt->format, opt->header, stdout);
+            if (printed != MGPU_OK)
+                status = printed; /* a lost record is what fails (as in mgpu_main) */
+        }
         if (status != MGPU_OK)
             mgpu_error(&program, "%s", mgpu_last_error());
         code = mgpu_exit_code(status);
@@ -545,6 +557,9 @@ static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
 
 int main(int argc, char **argv)
 {
+    /* Before MPI opens its files and sockets: none may take a closed
+     * stdout's place. */
+    mgpu_stdout_guard();
     /* MPI first, before any CUDA call (book 10.3): as with fork, a CUDA
      * context made before MPI_Init is not carried into what MPI sets up,
      * and a CUDA-aware MPI prepares its own use of the devices there. */
@@ -559,6 +574,11 @@ int main(int argc, char **argv)
         code = agree(setup(&opt, &mode, &aware, why), why);
     if (code < 0)
         code = measure(&opt, mode, aware);
+    /* Rank 0 alone printed (the record, --help, --version); whether that
+     * reached stdout decides every rank's exit code. */
+    if (me.rank == 0)
+        code = mgpu_stdout_close(&program, code);
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Finalize();
     return code;
 }
