@@ -65,23 +65,33 @@ static void keep_out(cmp_output *o, size_t *len, const char *buf, size_t n)
 }
 
 /* Keep the last bytes of stderr: the message that explains a failure
- * comes last. */
+ * comes last.  When the start is dropped, the line it cut goes too, so
+ * that every line kept is whole. */
 static void keep_err(cmp_output *o, size_t *len, const char *buf, size_t n)
 {
     size_t room = sizeof o->err - 1;
+    int cut = 0;
     if (n >= room) {
         memcpy(o->err, buf + n - room, room);
+        cut = n > room || *len > 0;
         *len = room;
     } else {
         if (*len + n > room) {
             size_t drop = *len + n - room;
             memmove(o->err, o->err + drop, *len - drop);
             *len -= drop;
+            cut = 1;
         }
         memcpy(o->err + *len, buf, n);
         *len += n;
     }
     o->err[*len] = '\0';
+    char *newline = cut ? memchr(o->err, '\n', *len) : NULL;
+    if (cut) {
+        size_t drop = newline ? (size_t) (newline + 1 - o->err) : *len;
+        memmove(o->err, o->err + drop, *len - drop + 1);
+        *len -= drop;
+    }
 }
 
 static int start(char *const argv[], int out_fd, int err_fd, pid_t *pid)

@@ -209,17 +209,17 @@ static int apply(options *opt, int id, const char *text)
     case OPT_BACKEND:
         return parse_choice("backend", text, backend_names, &opt->backend);
     case OPT_NX:
-        return parse_integer("nx", text, 3, 1LL << 30, &opt->nx);
+        return parse_integer("nx", text, CMP_MIN_GRID, CMP_MAX_GRID, &opt->nx);
     case OPT_NY:
-        return parse_integer("ny", text, 3, 1LL << 30, &opt->ny);
+        return parse_integer("ny", text, CMP_MIN_GRID, CMP_MAX_GRID, &opt->ny);
     case OPT_STEPS:
-        return parse_integer("steps", text, 1, 1000000000, &opt->steps);
+        return parse_integer("steps", text, 1, CMP_MAX_STEPS, &opt->steps);
     case OPT_KERNEL:
         return parse_choice("kernel", text, kernel_names, &opt->kernel);
     case OPT_REPEAT:
-        return parse_integer("repeat", text, 1, 1000, &opt->repeat);
+        return parse_integer("repeat", text, 1, CMP_MAX_RUNS, &opt->repeat);
     case OPT_WARMUP:
-        return parse_integer("warmup", text, 0, 1000, &opt->warmup);
+        return parse_integer("warmup", text, 0, CMP_MAX_RUNS, &opt->warmup);
     case OPT_VERIFY:
         return parse_choice("verify", text, verify_names, &opt->verify);
     case OPT_STRATEGIES:
@@ -453,12 +453,14 @@ static void reason_line(const char *text, const char *name, char *out, size_t si
         }
         line = end ? end + 1 : line + strlen(line);
     }
-    if (own)
-        snprintf(out, size, "%.*s", (int) own_len, own);
-    else if (other)
-        snprintf(out, size, "%.*s", (int) other_len, other);
+    const char *line = own ? own : other;
+    size_t len = own ? own_len : other_len;
+    /* A line too long for the row ends in "...", never cut without a sign. */
+    if (len >= size)
+        snprintf(out, size, "%.*s...", (int) size - 4, line);
     else
-        out[0] = '\0';
+        snprintf(out, size, "%.*s", (int) len, line ? line : "");
+    cmp_plain_text(out);
 }
 
 static void run_one(plan *pl, const program *prog, int devices, const char *exchange, cmp_row *row)
@@ -497,14 +499,18 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
     char error[256];
     if (cmp_spawn(cmd.argv, (double) opt->timeout, &out, error, sizeof error) != 0) {
         row->status = RUN_FAILED;
-        snprintf(row->reason, sizeof row->reason, "%.*s", (int) sizeof row->reason - 1, error);
+        snprintf(row->reason, sizeof row->reason, "%s", error);
+        cmp_plain_text(row->reason);
     } else {
         const char *record = last_record(out.out);
         cmp_json_object object;
         char why[200] = "";
-        int parsed = record && cmp_json_parse_object(&record, &object, why, sizeof why) == 0;
+        /* Into a copy: a record that breaks a rule leaves the row as asked. */
+        cmp_row checked = *row;
+        int parsed = record && cmp_json_parse_object(&record, &object, why, sizeof why) == 0 &&
+                     cmp_row_from_object(&checked, &object, 0, why, sizeof why) == 0;
         if (parsed)
-            cmp_row_from_record(row, &object);
+            *row = checked;
         reason_line(out.err, prog->s->program, row->reason, sizeof row->reason);
         if (out.exit_code == 0 && parsed && row->verified != 0) {
             row->status = RUN_OK;
@@ -519,7 +525,7 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
             else if (out.signal)
                 snprintf(row->reason, sizeof row->reason, "killed by signal %d", out.signal);
             else if (out.exit_code == 0)
-                snprintf(row->reason, sizeof row->reason, "no record: %s",
+                snprintf(row->reason, sizeof row->reason, "its record: %s",
                          record ? why : "no JSON line on stdout");
             else if (!row->reason[0])
                 snprintf(row->reason, sizeof row->reason, "exit %d", out.exit_code);
@@ -679,7 +685,7 @@ int main(int argc, char **argv)
         if (cmp_read_json(opt.from, &rows, error, sizeof error) != 0) {
             fprintf(stderr, "%s: --from: %s\n", COMPARE_NAME, error);
             cmp_rows_free(&rows);
-            return 1;
+            return 2;
         }
         if (given_output)
             snprintf(dir, sizeof dir, "%s", opt.output);
