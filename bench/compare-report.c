@@ -67,6 +67,8 @@ void cmp_print_table(const cmp_rows *rows, FILE *out)
     }
     fprintf(out, "# %s: %s backend, %s %lld x %lld, %lld steps, median of %d runs\n", COMPARE_NAME,
             m->backend, m->kernel, m->nx, m->ny, m->steps, m->repeats);
+    if (cmp_host_ran(rows))
+        fprintf(out, "# %s\n", CMP_HOST_NOTE);
     fprintf(out, "# us/step: time / steps; spread: (max - min) / median of the runs; "
                  "Gcells/s: interior cells x steps / time\n"
                  "# speedup: the program's own 1-device time in this comparison / time; "

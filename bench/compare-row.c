@@ -57,6 +57,15 @@ const char *cmp_status_name(cmp_status status)
     return status == RUN_OK ? "ok" : status == RUN_SKIPPED ? "skipped" : "failed";
 }
 
+int cmp_host_ran(const cmp_rows *rows)
+{
+    for (int i = 0; i < rows->count; i++) {
+        if (rows->row[i].status == RUN_OK && strcmp(rows->row[i].backend, "host") == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int cmp_is_name(const char *text)
 {
     if (!*text)

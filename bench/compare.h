@@ -4,6 +4,7 @@
 #ifndef MGPU_BENCH_COMPARE_H
 #define MGPU_BENCH_COMPARE_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -73,17 +74,26 @@ typedef struct cmp_output {
     int exit_code;  /* when it exited; -1 when killed */
     int signal;     /* the signal that killed it, or 0 */
     int timed_out;
+    int start_errno; /* why it could not be started, or 0 */
     double seconds;
 } cmp_output;
 
-/* Run ARGV (ARGV[0] a path, or a name looked up in PATH) with stdin from
- * /dev/null, collecting its output, for at most TIMEOUT_S seconds.  0 when
- * it ran (whatever its exit code), -1 with a message in ERROR when it
- * could not be started.  Free the output with cmp_output_free. */
-int cmp_spawn(char *const argv[], double timeout_s, cmp_output *output, char *error,
-              size_t error_size);
+/* Run ARGV (ARGV[0] a path, or a name looked up in PATH) in the folder DIR
+ * (NULL: this one) with stdin from /dev/null, collecting its output, for
+ * at most TIMEOUT_S seconds; it and every process it starts in its process
+ * group die with mgpu-compare.  0 when it ran (whatever its exit code), -1
+ * with a message in ERROR when it could not be started.  Free the output
+ * with cmp_output_free. */
+int cmp_spawn(char *const argv[], const char *dir, double timeout_s, cmp_output *output,
+              char *error, size_t error_size);
 void cmp_output_free(cmp_output *output);
-/* Set by SIGINT or SIGTERM; a running child is then stopped too. */
+/* The line of TEXT (a child's stderr) that says why it failed, into OUT:
+ * the last one that starts with "NAME:" (mgpu_error's lines; NAME may be
+ * NULL), else the last that has more than dashes and blanks; plain text
+ * (cmp_plain_text), ending in "..." when it had to be cut. */
+void cmp_last_line(const char *text, const char *name, char *out, size_t size);
+/* The signal, SIGINT or SIGTERM, that came, or 0; a running child is then
+ * stopped too. */
 int cmp_interrupted(void);
 void cmp_catch_signals(void);
 
@@ -145,13 +155,55 @@ int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
  * program (the first that ran). */
 void cmp_derive(cmp_rows *rows);
 void cmp_print_table(const cmp_rows *rows, FILE *out);
+/* Write results.csv or results.json to PATH.  0, or -1 after a message. */
 int cmp_write_csv(const cmp_rows *rows, const char *path);
 int cmp_write_json(const cmp_rows *rows, const char *path);
 /* Read what cmp_write_json wrote.  0, or -1 with a message in ERROR. */
 int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_size);
 
-/* Write DIR/plots.gp and, with gnuplot, the scaling and exchange-mode
- * plots as PNG and SVG in DIR.  Says on stderr what it did. */
-void cmp_plot(const cmp_rows *rows, const char *dir);
+/* What the host backend's figures are, said wherever they are shown.  No
+ * quote in it: it goes into a gnuplot string. */
+#define CMP_HOST_NOTE                                                                   \
+    "host backend: a device is a partition of host memory, its kernels the C reference; " \
+    "these times say nothing about GPUs"
+/* 1 when a run of ROWS ran on the host backend. */
+int cmp_host_ran(const cmp_rows *rows);
+
+#define CMP_PLOT_SCRIPT "plots.gp"
+/* The files of the plots, in the output folder, NULL-ended. */
+extern const char *const cmp_plot_files[];
+
+enum {
+    CMP_PLOTS_MADE,   /* the script and the PNG and SVG files */
+    CMP_PLOTS_SCRIPT, /* no gnuplot on PATH, none asked for ($GNUPLOT): the script alone */
+    CMP_PLOTS_NONE,   /* no run succeeded: nothing to plot */
+    CMP_PLOTS_FAILED  /* asked-for plots could not be made (said on stderr) */
+};
+/* Write DIR/plots.gp and, with gnuplot (run in DIR), the scaling and
+ * exchange-mode plots as PNG and SVG in DIR.  One of the CMP_PLOTS_. */
+int cmp_plot(const cmp_rows *rows, const char *dir);
+
+/* ------------------------------------------------------ the output folder */
+
+/* A set of results being written (compare-output.c says how). */
+typedef struct cmp_stage {
+    char dir[PATH_MAX];  /* the output folder */
+    char path[PATH_MAX]; /* the staging folder in it; empty when there is none */
+} cmp_stage;
+
+/* Make DIR if need be and prove it a folder this program can write in,
+ * before anything runs.  -1 to go on, or 2 after a line naming OPTION. */
+int cmp_folder_check(const char *dir, const char *option);
+/* Make a staging folder in DIR.  0, or -1 after a message. */
+int cmp_stage_open(cmp_stage *stage, const char *dir);
+/* The path of the file NAME in the staging folder. */
+void cmp_stage_file(const cmp_stage *stage, const char *name, char *path, size_t size);
+/* Put the set NAMES (NULL-ended) in place in the output folder: each file
+ * the staging folder has replaces its namesake, each it lacks is removed
+ * there, in that order, the last name last.  0, or -1 after a message. */
+int cmp_stage_commit(cmp_stage *stage, const char *const *names);
+/* Remove the staging folder and what is in it; the output folder keeps
+ * what it had. */
+void cmp_stage_discard(cmp_stage *stage);
 
 #endif /* MGPU_BENCH_COMPARE_H */
