@@ -206,7 +206,10 @@ static void print_help(void)
            "with each of its modes; speedup and efficiency are against that one-device\n"
            "run, made in the same comparison.  Progress goes to stderr, the table to\n"
            "stdout.  Exit status: 0 when every run passed or was skipped (a mode the\n"
-           "backend cannot do), 1 when a run failed, 2 usage error.\n");
+           "backend cannot do) and one passed; 1 when a run failed, none passed, or\n"
+           "asked-for plots ($GNUPLOT, or a gnuplot on PATH) could not be made; 2 usage\n"
+           "error (a bad --from file included); ended by SIGINT or SIGTERM, the run is\n"
+           "stopped and nothing is written.\n");
 }
 
 enum {
