@@ -1,9 +1,12 @@
 /* compare-json.c - reading the flat JSON objects mgpu programs print (one
  * record per run: string keys; string, number, true, false or null values;
- * see lib/record.c), and the results.json that mgpu-compare writes, an
- * array of such objects.  A small parser for exactly that shape; anything
- * else (nesting, a bad escape, trailing junk in a number) is an error that
- * says where, never a guess. */
+ * see lib/record.c), and arrays of them.  A small parser for exactly that
+ * shape; anything else (nesting, a bad escape, a lone surrogate, bytes that
+ * are not UTF-8, a key given twice, trailing junk in a number) is an error
+ * that says where, never a guess.  String values are not copied: a field
+ * points at its text in the source, and cmp_json_text decodes it into the
+ * caller's buffer or says that it does not fit, so that no string is ever
+ * cut short without a word. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -30,7 +33,8 @@ static int fail(parser *ps, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    snprintf(ps->error, ps->error_size, "%s at byte %ld", what, (long) (ps->p - ps->start));
+    snprintf(ps->error, ps->error_size, "%s at byte %ld%s", what, (long) (ps->p - ps->start),
+             *ps->p ? "" : " (the end: cut short?)");
     return -1;
 }
 
@@ -40,8 +44,10 @@ static void skip_space(parser *ps)
         ps->p++;
 }
 
-/* Append code point CP as UTF-8 to OUT (SIZE bytes, *LEN used), cutting
- * rather than overflowing. */
+/* ------------------------------------------------------------- strings */
+
+/* Append code point CP as UTF-8 to OUT, when OUT is given; *LEN counts the
+ * bytes either way. */
 static void put_utf8(char *out, size_t size, size_t *len, unsigned cp)
 {
     char bytes[4];
@@ -53,16 +59,21 @@ static void put_utf8(char *out, size_t size, size_t *len, unsigned cp)
         bytes[0] = (char) (0xC0 | (cp >> 6));
         bytes[1] = (char) (0x80 | (cp & 0x3F));
         n = 2;
-    } else {
+    } else if (cp < 0x10000) {
         bytes[0] = (char) (0xE0 | (cp >> 12));
         bytes[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
         bytes[2] = (char) (0x80 | (cp & 0x3F));
         n = 3;
+    } else {
+        bytes[0] = (char) (0xF0 | (cp >> 18));
+        bytes[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
+        bytes[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
+        bytes[3] = (char) (0x80 | (cp & 0x3F));
+        n = 4;
     }
-    if (*len + (size_t) n < size) {
+    if (out && *len + (size_t) n < size)
         memcpy(out + *len, bytes, (size_t) n);
-        *len += (size_t) n;
-    }
+    *len += (size_t) n;
 }
 
 static int hex4(parser *ps, unsigned *cp)
@@ -80,11 +91,30 @@ static int hex4(parser *ps, unsigned *cp)
     return 0;
 }
 
-/* A string at ps->p (at its opening quote) into OUT, cut at SIZE-1 bytes.
- * Surrogate pairs (characters outside the BMP) become U+FFFD. */
-static int parse_string(parser *ps, char *out, size_t size)
+size_t cmp_utf8_length(const unsigned char *s)
 {
-    size_t len = 0;
+    if (s[0] < 0x80)
+        return 1;
+    size_t n = s[0] >= 0xC2 && s[0] <= 0xDF   ? 2
+               : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
+               : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4
+                                              : 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    }
+    if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F) ||
+        (s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F))
+        return 0;
+    return n;
+}
+
+/* The string at ps->p (its opening quote), checked and decoded: into OUT
+ * (SIZE bytes) when OUT is given, its decoded length in *LEN.  Whether it
+ * fit is the caller's to check (*LEN < SIZE). */
+static int parse_string(parser *ps, char *out, size_t size, size_t *len)
+{
+    *len = 0;
     if (*ps->p != '"')
         return fail(ps, "expected a string");
     ps->p++;
@@ -94,33 +124,67 @@ static int parse_string(parser *ps, char *out, size_t size)
             return fail(ps, "unterminated string");
         if (c < 0x20)
             return fail(ps, "control character in a string");
-        ps->p++;
-        if (c == '"')
+        if (c == '"') {
+            ps->p++;
             break;
+        }
         if (c != '\\') {
-            if (len + 1 < size)
-                out[len++] = (char) c;
+            size_t n = cmp_utf8_length((const unsigned char *) ps->p);
+            if (n == 0)
+                return fail(ps, "a byte that is not UTF-8 in a string");
+            if (out && *len + n < size)
+                memcpy(out + *len, ps->p, n);
+            *len += n;
+            ps->p += n;
             continue;
         }
-        char e = *ps->p++;
-        const char *simple = strchr("\"\\/bfnrt", e);
-        if (e && simple) {
+        ps->p++;
+        char e = *ps->p;
+        const char *simple = e ? strchr("\"\\/bfnrt", e) : NULL;
+        if (simple) {
             static const char decoded[] = "\"\\/\b\f\n\r\t";
-            if (len + 1 < size)
-                out[len++] = decoded[simple - "\"\\/bfnrt"];
+            if (out && *len + 1 < size)
+                out[*len] = decoded[simple - "\"\\/bfnrt"];
+            ++*len;
+            ps->p++;
         } else if (e == 'u') {
-            unsigned cp;
+            ps->p++;
+            unsigned cp, low;
             if (hex4(ps, &cp) != 0)
                 return -1;
-            put_utf8(out, size, &len, cp >= 0xD800 && cp <= 0xDFFF ? 0xFFFD : cp);
+            if (cp >= 0xDC00 && cp <= 0xDFFF)
+                return fail(ps, "lone surrogate in a string");
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (ps->p[0] != '\\' || ps->p[1] != 'u')
+                    return fail(ps, "lone surrogate in a string");
+                ps->p += 2;
+                if (hex4(ps, &low) != 0)
+                    return -1;
+                if (low < 0xDC00 || low > 0xDFFF)
+                    return fail(ps, "lone surrogate in a string");
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            }
+            put_utf8(out, size, len, cp);
         } else {
-            ps->p--;
             return fail(ps, "bad escape");
         }
     }
-    out[len] = '\0';
+    if (out)
+        out[*len < size ? *len : 0] = '\0';
     return 0;
 }
+
+int cmp_json_text(const cmp_json_field *f, char *out, size_t size)
+{
+    char unused[8];
+    parser ps = {f->text, f->text, unused, sizeof unused};
+    size_t len;
+    if (f->kind != JSON_STRING || size == 0 || parse_string(&ps, out, size, &len) != 0)
+        return -1;
+    return len < size ? (int) len : -1;
+}
+
+/* -------------------------------------------------------------- values */
 
 /* A JSON number: the grammar's shape is checked before strtod reads it. */
 static int parse_number(parser *ps, double *value)
@@ -137,6 +201,13 @@ static int parse_number(parser *ps, double *value)
     *value = strtod(ps->p, &end);
     if (end == ps->p || errno == ERANGE || !isfinite(*value))
         return fail(ps, "bad number");
+    /* strtod reads more than JSON allows (hex, "1." and ".5" forms). */
+    for (s = ps->p; s < end; s++) {
+        if (!strchr("0123456789+-.eE", *s) ||
+            (*s == '.' && (s == ps->p || !isdigit((unsigned char) s[-1]) ||
+                           !isdigit((unsigned char) s[1]))))
+            return fail(ps, "bad number");
+    }
     ps->p = end;
     return 0;
 }
@@ -152,12 +223,13 @@ static int parse_word(parser *ps, const char *word)
 
 static int parse_value(parser *ps, cmp_json_field *f)
 {
+    size_t len;
     f->number = 0;
-    f->text[0] = '\0';
+    f->text = ps->p;
     switch (*ps->p) {
     case '"':
         f->kind = JSON_STRING;
-        return parse_string(ps, f->text, sizeof f->text);
+        return parse_string(ps, NULL, 0, &len);
     case 't':
         f->kind = JSON_BOOL;
         f->number = 1;
@@ -177,178 +249,119 @@ static int parse_value(parser *ps, cmp_json_field *f)
     }
 }
 
-int cmp_json_parse_object(const char **text, cmp_json_object *object, char *error,
-                          size_t error_size)
+static int parse_key(parser *ps, cmp_json_object *object, cmp_json_field *f)
 {
-    parser ps = {*text, *text, error, error_size};
+    const char *at = ps->p;
+    size_t len;
+    if (parse_string(ps, f->key, sizeof f->key, &len) != 0)
+        return -1;
+    if (len >= sizeof f->key) {
+        ps->p = at;
+        return fail(ps, "a key longer than %zu bytes", sizeof f->key - 1);
+    }
+    for (int i = 0; i < object->count; i++) {
+        if (strcmp(object->field[i].key, f->key) == 0) {
+            ps->p = at;
+            return fail(ps, "\"%s\" given twice", f->key);
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- objects */
+
+static int parse_object(parser *ps, cmp_json_object *object)
+{
     object->count = 0;
-    skip_space(&ps);
-    if (*ps.p != '{')
-        return fail(&ps, "expected '{'");
-    ps.p++;
-    skip_space(&ps);
-    if (*ps.p == '}') {
-        *text = ps.p + 1;
+    skip_space(ps);
+    if (*ps->p != '{')
+        return fail(ps, "expected '{'");
+    ps->p++;
+    skip_space(ps);
+    if (*ps->p == '}') {
+        ps->p++;
         return 0;
     }
     for (;;) {
         if (object->count == CMP_JSON_FIELDS)
-            return fail(&ps, "more than %d fields", CMP_JSON_FIELDS);
+            return fail(ps, "more than %d fields", CMP_JSON_FIELDS);
         cmp_json_field *f = &object->field[object->count];
-        skip_space(&ps);
-        if (parse_string(&ps, f->key, sizeof f->key) != 0)
+        skip_space(ps);
+        if (parse_key(ps, object, f) != 0)
             return -1;
-        skip_space(&ps);
-        if (*ps.p != ':')
-            return fail(&ps, "expected ':'");
-        ps.p++;
-        skip_space(&ps);
-        if (parse_value(&ps, f) != 0)
+        skip_space(ps);
+        if (*ps->p != ':')
+            return fail(ps, "expected ':'");
+        ps->p++;
+        skip_space(ps);
+        if (parse_value(ps, f) != 0)
             return -1;
         object->count++;
-        skip_space(&ps);
-        if (*ps.p == '}')
+        skip_space(ps);
+        if (*ps->p == '}')
             break;
-        if (*ps.p != ',')
-            return fail(&ps, "expected ',' or '}'");
-        ps.p++;
+        if (*ps->p != ',')
+            return fail(ps, "expected ',' or '}'");
+        ps->p++;
     }
-    *text = ps.p + 1;
+    ps->p++;
     return 0;
 }
 
-static const cmp_json_field *cmp_json_get(const cmp_json_object *object, const char *key)
+int cmp_json_parse_object(const char **text, cmp_json_object *object, char *error,
+                          size_t error_size)
+{
+    parser ps = {*text, *text, error, error_size};
+    if (parse_object(&ps, object) != 0)
+        return -1;
+    *text = ps.p;
+    return 0;
+}
+
+int cmp_json_parse_array(const char *text, cmp_json_each each, void *arg, char *error,
+                         size_t error_size)
+{
+    parser ps = {text, text, error, error_size};
+    static cmp_json_object object;
+    skip_space(&ps);
+    if (*ps.p != '[')
+        return fail(&ps, "expected '[' (an array of runs)");
+    ps.p++;
+    skip_space(&ps);
+    for (int index = 0; *ps.p != ']'; index++) {
+        char why[200];
+        parser item = {ps.p, ps.start, why, sizeof why};
+        if (parse_object(&item, &object) != 0) {
+            snprintf(error, error_size, "run %d: %s", index + 1, why);
+            return -1;
+        }
+        ps.p = item.p;
+        if (each(&object, index, arg, why, sizeof why) != 0) {
+            snprintf(error, error_size, "run %d: %s", index + 1, why);
+            return -1;
+        }
+        skip_space(&ps);
+        if (*ps.p == ',') {
+            ps.p++;
+            skip_space(&ps);
+            if (*ps.p == ']')
+                return fail(&ps, "a ',' before ']'");
+        } else if (*ps.p != ']') {
+            return fail(&ps, "expected ',' or ']'");
+        }
+    }
+    ps.p++;
+    skip_space(&ps);
+    if (*ps.p)
+        return fail(&ps, "trailing text after the array");
+    return 0;
+}
+
+const cmp_json_field *cmp_json_get(const cmp_json_object *object, const char *key)
 {
     for (int i = 0; i < object->count; i++) {
         if (strcmp(object->field[i].key, key) == 0)
             return &object->field[i];
     }
     return NULL;
-}
-
-/* ---------------------------------------------------- fields into a row */
-
-static double number_of(const cmp_json_object *o, const char *key)
-{
-    const cmp_json_field *f = cmp_json_get(o, key);
-    return f && f->kind == JSON_NUMBER ? f->number : NAN;
-}
-
-static void text_of(const cmp_json_object *o, const char *key, char *out, size_t size)
-{
-    const cmp_json_field *f = cmp_json_get(o, key);
-    if (f && f->kind == JSON_STRING)
-        snprintf(out, size, "%.*s", (int) size - 1, f->text);
-}
-
-static long long integer_of(const cmp_json_object *o, const char *key)
-{
-    double v = number_of(o, key);
-    return isfinite(v) ? (long long) v : 0;
-}
-
-void cmp_row_from_record(cmp_row *row, const cmp_json_object *o)
-{
-    text_of(o, "program", row->program, sizeof row->program);
-    text_of(o, "strategy", row->strategy, sizeof row->strategy);
-    text_of(o, "exchange", row->exchange, sizeof row->exchange);
-    text_of(o, "backend", row->backend, sizeof row->backend);
-    text_of(o, "kernel", row->kernel, sizeof row->kernel);
-    text_of(o, "verify", row->verify, sizeof row->verify);
-    row->devices = (int) integer_of(o, "devices");
-    row->nx = integer_of(o, "nx");
-    row->ny = integer_of(o, "ny");
-    row->steps = integer_of(o, "steps");
-    row->repeats = (int) integer_of(o, "repeats");
-    row->time_s = number_of(o, "time_s");
-    row->time_min_s = number_of(o, "time_min_s");
-    row->time_max_s = number_of(o, "time_max_s");
-    row->us_per_step = number_of(o, "us_per_step");
-    row->gcells_per_s = number_of(o, "gcells_per_s");
-    row->gbytes_per_s = number_of(o, "gbytes_per_s");
-    row->exchange_s = number_of(o, "exchange_s");
-    row->exchange_share = number_of(o, "exchange_share");
-    row->copy_gbps = number_of(o, "copy_gbps");
-    row->roofline = number_of(o, "roofline");
-    row->max_error = number_of(o, "max_error");
-    const cmp_json_field *v = cmp_json_get(o, "verified");
-    row->verified = v && v->kind == JSON_BOOL ? (int) v->number : -1;
-    /* results.json also holds what mgpu-compare itself adds */
-    const cmp_json_field *status = cmp_json_get(o, "status");
-    if (status && status->kind == JSON_STRING) {
-        row->status = strcmp(status->text, "ok") == 0        ? RUN_OK
-                      : strcmp(status->text, "skipped") == 0 ? RUN_SKIPPED
-                                                             : RUN_FAILED;
-        text_of(o, "reason", row->reason, sizeof row->reason);
-        row->baseline_s = number_of(o, "baseline_s");
-        row->speedup = number_of(o, "speedup");
-        row->efficiency = number_of(o, "efficiency");
-    }
-}
-
-/* ------------------------------------------------------- results.json */
-
-int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_size)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(error, error_size, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    size_t n;
-    while (text && (n = fread(text + len, 1, cap - 1 - len, f)) > 0) {
-        len += n;
-        if (len == cap - 1) {
-            char *grown = realloc(text, 2 * cap);
-            if (!grown) {
-                free(text);
-                text = NULL;
-                break;
-            }
-            text = grown;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!text) {
-        snprintf(error, error_size, "%s: out of memory", path);
-        return -1;
-    }
-    text[len] = '\0';
-    parser ps = {text, text, error, error_size};
-    int rc = 0;
-    skip_space(&ps);
-    if (*ps.p != '[') {
-        rc = fail(&ps, "%s: expected '[' (an array of runs)", path);
-    } else {
-        ps.p++;
-        skip_space(&ps);
-        while (rc == 0 && *ps.p != ']') {
-            static cmp_json_object object;
-            char why[200];
-            if (cmp_json_parse_object(&ps.p, &object, why, sizeof why) != 0) {
-                snprintf(error, error_size, "%s: run %d: %s of it", path, rows->count + 1, why);
-                rc = -1;
-                break;
-            }
-            cmp_row *row = cmp_rows_add(rows);
-            if (!row) {
-                snprintf(error, error_size, "%s: out of memory", path);
-                rc = -1;
-                break;
-            }
-            cmp_row_from_record(row, &object);
-            skip_space(&ps);
-            if (*ps.p == ',') {
-                ps.p++;
-                skip_space(&ps);
-            } else if (*ps.p != ']') {
-                rc = fail(&ps, "%s: expected ',' or ']'", path);
-            }
-        }
-    }
-    free(text);
-    return rc;
 }

@@ -4,12 +4,20 @@
  * into one gnuplot script, DIR/plots.gp, that draws both as PNG and SVG;
  * it stays there, so that a user can restyle the plots and draw them again
  * with `cd DIR && gnuplot plots.gp'.  gnuplot is found at run time ($GNUPLOT,
- * else on PATH); without it the script is still written. */
+ * else on PATH); without it the script is still written.
+ *
+ * The script is code that gnuplot runs, so nothing from the rows goes into
+ * it but names (cmp_is_name: no blank, quote or newline) and numbers, each
+ * name in double quotes inside the data blocks: no data line can then start
+ * with "EOD" and end a block early, after which the lines would be
+ * commands.  gnuplot runs in the folder, which is never written into a
+ * command. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +25,9 @@
 #include "compare.h"
 
 #define MAX_NAMES 32
+
+const char *const cmp_plot_files[] = {CMP_PLOT_SCRIPT,     "scaling.png",        "scaling.svg",
+                                      "exchange-modes.png", "exchange-modes.svg", NULL};
 
 /* Distinct strings, in order of first appearance. */
 typedef struct names {
@@ -57,7 +68,7 @@ static void write_scaling(FILE *gp, const cmp_rows *rows, names *programs)
             index_of(programs, rows->row[i].program, 1);
     }
     for (int p = 0; p < programs->count; p++)
-        fprintf(gp, " %s", programs->name[p]);
+        fprintf(gp, " \"%s\"", programs->name[p]);
     fputc('\n', gp);
     for (int d = 1; d <= most; d++) {
         double best[MAX_NAMES];
@@ -101,12 +112,12 @@ static void write_modes(FILE *gp, const cmp_rows *rows, int most, names *modes)
     }
     fputs("$modes << EOD\nprogram", gp);
     for (int m = 0; m < modes->count; m++)
-        fprintf(gp, " %s", modes->name[m]);
+        fprintf(gp, " \"%s\"", modes->name[m]);
     fputc('\n', gp);
     for (int p = 0; p < programs.count; p++) {
         /* "single", not "mgpu-single": six full names overlap under their bars. */
         const char *name = programs.name[p];
-        fprintf(gp, "%s", strncmp(name, "mgpu-", 5) == 0 ? name + 5 : name);
+        fprintf(gp, "\"%s\"", strncmp(name, "mgpu-", 5) == 0 ? name + 5 : name);
         for (int m = 0; m < modes->count; m++) {
             double value = NAN;
             for (int i = 0; i < rows->count; i++) {
@@ -126,8 +137,10 @@ static void write_modes(FILE *gp, const cmp_rows *rows, int most, names *modes)
     fputs("EOD\n", gp);
 }
 
-static int write_script(const char *path, const cmp_rows *rows)
+static int write_script(const char *dir, const cmp_rows *rows, int host)
 {
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", dir, CMP_PLOT_SCRIPT);
     FILE *gp = fopen(path, "w");
     if (!gp) {
         fprintf(stderr, "%s: cannot write %s: %s\n", COMPARE_NAME, path, strerror(errno));
@@ -145,8 +158,8 @@ static int write_script(const char *path, const cmp_rows *rows)
             COMPARE_NAME);
     write_scaling(gp, rows, &programs);
     write_modes(gp, rows, most, &modes);
-    fprintf(gp, "what = \"%s backend, %s %lld x %lld, %lld steps\"\n", m->backend, m->kernel, m->nx,
-            m->ny, m->steps);
+    fprintf(gp, "what = \"%s backend, %s %lld x %lld, %lld steps%s%s\"\n", m->backend, m->kernel,
+            m->nx, m->ny, m->steps, host ? "\\n" : "", host ? CMP_HOST_NOTE : "");
     fprintf(gp,
             "set grid\n"
             "set key noenhanced\n"
@@ -191,52 +204,41 @@ static int write_script(const char *path, const cmp_rows *rows)
     return 0;
 }
 
-/* TEXT as a gnuplot single-quoted string ('' stands for a quote). */
-static void gnuplot_quote(char *out, size_t size, const char *text)
-{
-    size_t n = 0;
-    if (size < 3)
-        return;
-    out[n++] = '\'';
-    for (const char *c = text; *c && n + 3 < size; c++) {
-        if (*c == '\'')
-            out[n++] = '\'';
-        out[n++] = *c;
-    }
-    out[n++] = '\'';
-    out[n] = '\0';
-}
-
-void cmp_plot(const cmp_rows *rows, const char *dir)
+int cmp_plot(const cmp_rows *rows, const char *dir)
 {
     if (max_devices(rows) == 0) {
         fprintf(stderr, "%s: no run succeeded: nothing to plot\n", COMPARE_NAME);
-        return;
+        return CMP_PLOTS_NONE;
     }
-    char script[4096];
-    snprintf(script, sizeof script, "%s/plots.gp", dir);
-    if (write_script(script, rows) != 0)
-        return;
+    if (write_script(dir, rows, cmp_host_ran(rows)) != 0)
+        return CMP_PLOTS_FAILED;
+    /* Plots are asked for when GNUPLOT names a program, or a gnuplot is on
+     * PATH; none there is no failure, only the script is written. */
     const char *gnuplot = getenv("GNUPLOT");
-    if (!gnuplot || !*gnuplot)
+    int asked = gnuplot && *gnuplot;
+    if (!asked)
         gnuplot = "gnuplot";
-    char quoted[4200], command[4300];
-    gnuplot_quote(quoted, sizeof quoted, dir);
-    snprintf(command, sizeof command, "cd %s; load 'plots.gp'", quoted);
-    char *argv[] = {(char *) gnuplot, "-e", command, NULL};
+    char *argv[] = {(char *) gnuplot, CMP_PLOT_SCRIPT, NULL};
     cmp_output out;
     char error[256];
-    if (cmp_spawn(argv, 60.0, &out, error, sizeof error) != 0) {
-        fprintf(stderr, "%s: %s; %s written, no PNG or SVG (set GNUPLOT to a gnuplot)\n",
-                COMPARE_NAME, error, script);
-        cmp_output_free(&out);
-        return;
+    int status = CMP_PLOTS_MADE;
+    if (cmp_spawn(argv, dir, 60.0, &out, error, sizeof error) != 0) {
+        if (asked || out.start_errno != ENOENT) {
+            fprintf(stderr, "%s: GNUPLOT: %s: no PNG or SVG\n", COMPARE_NAME, error);
+            status = CMP_PLOTS_FAILED;
+        } else {
+            fprintf(stderr, "%s: no gnuplot on PATH: plots.gp written, no PNG or SVG (set "
+                    "GNUPLOT to a gnuplot)\n", COMPARE_NAME);
+            status = CMP_PLOTS_SCRIPT;
+        }
+    } else if (out.exit_code != 0 || cmp_interrupted()) {
+        char last[256];
+        cmp_last_line(out.err, NULL, last, sizeof last);
+        fprintf(stderr, "%s: %s failed (%s %d): no PNG or SVG%s%s\n", COMPARE_NAME, gnuplot,
+                out.signal ? "signal" : "exit", out.signal ? out.signal : out.exit_code,
+                last[0] ? ": " : "", last);
+        status = CMP_PLOTS_FAILED;
     }
-    if (out.exit_code != 0)
-        fprintf(stderr, "%s: %s failed (exit %d): %s\n", COMPARE_NAME, gnuplot, out.exit_code,
-                out.err);
-    else
-        fprintf(stderr, "%s: plots: %s/scaling.{png,svg}, %s/exchange-modes.{png,svg}\n",
-                COMPARE_NAME, dir, dir);
     cmp_output_free(&out);
+    return status;
 }

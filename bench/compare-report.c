@@ -14,39 +14,7 @@
 #include "bench.h"
 #include "compare.h"
 
-/* ---------------------------------------------------------------- rows */
-
-cmp_row *cmp_rows_add(cmp_rows *rows)
-{
-    if (rows->count == rows->capacity) {
-        int capacity = rows->capacity ? 2 * rows->capacity : 32;
-        cmp_row *grown = realloc(rows->row, (size_t) capacity * sizeof *grown);
-        if (!grown)
-            return NULL;
-        rows->row = grown;
-        rows->capacity = capacity;
-    }
-    cmp_row *r = &rows->row[rows->count++];
-    memset(r, 0, sizeof *r);
-    r->time_s = r->time_min_s = r->time_max_s = r->us_per_step = NAN;
-    r->gcells_per_s = r->gbytes_per_s = r->exchange_s = r->exchange_share = NAN;
-    r->copy_gbps = r->roofline = r->baseline_s = r->speedup = r->efficiency = NAN;
-    r->max_error = NAN;
-    r->verified = -1;
-    return r;
-}
-
-void cmp_rows_free(cmp_rows *rows)
-{
-    free(rows->row);
-    rows->row = NULL;
-    rows->count = rows->capacity = 0;
-}
-
-const char *cmp_status_name(cmp_status status)
-{
-    return status == RUN_OK ? "ok" : status == RUN_SKIPPED ? "skipped" : "failed";
-}
+/* ------------------------------------------------------- derived figures */
 
 void cmp_derive(cmp_rows *rows)
 {
@@ -99,6 +67,8 @@ void cmp_print_table(const cmp_rows *rows, FILE *out)
     }
     fprintf(out, "# %s: %s backend, %s %lld x %lld, %lld steps, median of %d runs\n", COMPARE_NAME,
             m->backend, m->kernel, m->nx, m->ny, m->steps, m->repeats);
+    if (cmp_host_ran(rows))
+        fprintf(out, "# %s\n", CMP_HOST_NOTE);
     fprintf(out, "# us/step: time / steps; spread: (max - min) / median of the runs; "
                  "Gcells/s: interior cells x steps / time\n"
                  "# speedup: the program's own 1-device time in this comparison / time; "

@@ -1,8 +1,20 @@
 /* compare-spawn.c - run one program as a child process and collect what it
- * prints: posix_spawn with its stdout and stderr on two pipes, read with
+ * prints: fork and exec with its stdout and stderr on two pipes, read with
  * poll so that neither pipe can fill up and stall the child, and a time
- * limit.  SIGINT and SIGTERM stop the child too, so that no run outlives
- * mgpu-compare. */
+ * limit.  No run outlives mgpu-compare:
+ *  - the child leads a process group of its own, and every signal
+ *    mgpu-compare sends goes to the whole group: what the child started
+ *    (mpirun's ranks, mgpu-fork's workers) stops with it, and whatever of
+ *    the group is left when the child has ended is killed;
+ *  - when mgpu-compare dies, whatever ends it (SIGKILL included), the
+ *    child's group gets SIGKILL from a watchdog: a small process forked
+ *    for each run that waits on a pipe from mgpu-compare, and sees its end
+ *    when mgpu-compare is gone.  On Linux the child also gets SIGKILL
+ *    itself (PR_SET_PDEATHSIG), but that alone would spare the rest of
+ *    its group, and some kernels (gVisor's) do not honour it;
+ *  - SIGINT and SIGTERM of mgpu-compare stop the child's group first
+ *    (SIGTERM, then SIGKILL after a grace time); mgpu-compare then ends
+ *    by the same signal (compare.c). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -11,16 +23,16 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "compare.h"
 #include "mgpu.h"
-
-extern char **environ;
 
 /* A record is one line; this is room for far more than any program says. */
 #define OUT_LIMIT ((size_t) 1 << 20)
@@ -29,11 +41,7 @@ extern char **environ;
 
 static volatile sig_atomic_t interrupted;
 
-static void on_signal(int signo)
-{
-    (void) signo;
-    interrupted = 1;
-}
+static void on_signal(int signo) { interrupted = signo; }
 
 int cmp_interrupted(void) { return interrupted; }
 
@@ -65,35 +73,143 @@ static void keep_out(cmp_output *o, size_t *len, const char *buf, size_t n)
 }
 
 /* Keep the last bytes of stderr: the message that explains a failure
- * comes last. */
+ * comes last.  When the start is dropped, the line it cut goes too, so
+ * that every line kept is whole. */
 static void keep_err(cmp_output *o, size_t *len, const char *buf, size_t n)
 {
     size_t room = sizeof o->err - 1;
+    int cut = 0;
     if (n >= room) {
         memcpy(o->err, buf + n - room, room);
+        cut = n > room || *len > 0;
         *len = room;
     } else {
         if (*len + n > room) {
             size_t drop = *len + n - room;
             memmove(o->err, o->err + drop, *len - drop);
             *len -= drop;
+            cut = 1;
         }
         memcpy(o->err + *len, buf, n);
         *len += n;
     }
     o->err[*len] = '\0';
+    char *newline = cut ? memchr(o->err, '\n', *len) : NULL;
+    if (cut) {
+        size_t drop = newline ? (size_t) (newline + 1 - o->err) : *len;
+        memmove(o->err, o->err + drop, *len - drop + 1);
+        *len -= drop;
+    }
 }
 
-static int start(char *const argv[], int out_fd, int err_fd, pid_t *pid)
+/* The watchdog of one run: it reads the child's process group from
+ * LIFELINE, then waits.  A byte from mgpu-compare means the run is over;
+ * the end of the pipe without one means mgpu-compare died, and the group
+ * is killed.  It outlives mgpu-compare by that moment alone; the signals
+ * that stop mgpu-compare (a Ctrl-C reaches the whole foreground group) do
+ * not stop it. */
+static void watchdog(int lifeline)
 {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
-    int err = strchr(argv[0], '/') ? posix_spawn(pid, argv[0], &actions, NULL, argv, environ)
-                                   : posix_spawnp(pid, argv[0], &actions, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    pid_t group;
+    char done;
+    ssize_t n;
+    while ((n = read(lifeline, &group, sizeof group)) < 0 && errno == EINTR)
+        ;
+    if (n != (ssize_t) sizeof group)
+        _exit(0);
+    while ((n = read(lifeline, &done, 1)) < 0 && errno == EINTR)
+        ;
+    if (n == 0 && group > 0)
+        kill(-group, SIGKILL);
+    _exit(0);
+}
+
+/* Fork the watchdog: its pid, and the pipe's end to write in *LIFELINE;
+ * -1 when it could not be forked. */
+static pid_t start_watchdog(int *lifeline)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[1]);
+        watchdog(fds[0]);
+    }
+    close(fds[0]);
+    if (pid < 0)
+        close(fds[1]);
+    else
+        *lifeline = fds[1];
+    return pid;
+}
+
+/* The run is over: the watchdog goes without killing anything. */
+static void stop_watchdog(pid_t pid, int lifeline)
+{
+    char done = 1;
+    ssize_t n = write(lifeline, &done, 1);
+    (void) n;
+    close(lifeline);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
+/* In the child, between fork and exec: its own process group, death with
+ * the parent, stdin from /dev/null, the two pipes, the folder.  What fails
+ * is told to the parent through REPORT (errno), and the child exits 127. */
+static void child(char *const argv[], const char *dir, pid_t parent, int out_fd, int err_fd,
+                  int report)
+{
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    setpgid(0, 0);
+#ifdef __linux__
+    /* The parent may have died before this line: then getppid() is
+     * another process's pid. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(127);
+#else
+    (void) parent;
+#endif
+    if (null >= 0 && dup2(null, STDIN_FILENO) >= 0 && dup2(out_fd, STDOUT_FILENO) >= 0 &&
+        dup2(err_fd, STDERR_FILENO) >= 0 && (!dir || chdir(dir) == 0))
+        execvp(argv[0], argv);
+    int err = errno;
+    ssize_t n = write(report, &err, sizeof err);
+    (void) n;
+    _exit(127);
+}
+
+/* Start ARGV in DIR; 0, or the errno of what failed. */
+static int start(char *const argv[], const char *dir, int out_fd, int err_fd, pid_t *pid)
+{
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0)
+        return errno;
+    pid_t parent = getpid();
+    *pid = fork();
+    if (*pid == 0)
+        child(argv, dir, parent, out_fd, err_fd, report[1]);
+    int err = *pid < 0 ? errno : 0;
+    close(report[1]);
+    if (*pid > 0) {
+        /* Also here, so that a signal to the group cannot come before the
+         * child made it. */
+        setpgid(*pid, *pid);
+        int child_err;
+        ssize_t n;
+        while ((n = read(report[0], &child_err, sizeof child_err)) < 0 && errno == EINTR)
+            ;
+        if (n == (ssize_t) sizeof child_err) {
+            err = child_err;
+            while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+    }
+    close(report[0]);
     return err;
 }
 
@@ -110,10 +226,10 @@ static void collect(pid_t pid, int fds[2], double timeout_s, cmp_output *o)
         int stop = interrupted || now - begin > timeout_s;
         if (stop && killed_at == 0) {
             o->timed_out = !interrupted;
-            kill(pid, SIGTERM);
+            kill(-pid, SIGTERM);
             killed_at = now;
         } else if (killed_at > 0 && now - killed_at > GRACE_S) {
-            kill(pid, SIGKILL);
+            kill(-pid, SIGKILL);
         }
         if (poll(p, 2, 200) < 0 && errno != EINTR)
             break;
@@ -137,8 +253,8 @@ static void collect(pid_t pid, int fds[2], double timeout_s, cmp_output *o)
     }
 }
 
-int cmp_spawn(char *const argv[], double timeout_s, cmp_output *output, char *error,
-              size_t error_size)
+int cmp_spawn(char *const argv[], const char *dir, double timeout_s, cmp_output *output,
+              char *error, size_t error_size)
 {
     memset(output, 0, sizeof *output);
     output->exit_code = -1;
@@ -148,42 +264,92 @@ int cmp_spawn(char *const argv[], double timeout_s, cmp_output *output, char *er
         return -1;
     }
     output->out[0] = '\0';
+    /* The watchdog first, so that it holds none of the child's pipes. */
+    int lifeline;
+    pid_t guard = start_watchdog(&lifeline);
+    if (guard < 0) {
+        snprintf(error, error_size, "fork: %s", strerror(errno));
+        return -1;
+    }
     int out_pipe[2], err_pipe[2];
     if (pipe2(out_pipe, O_CLOEXEC) != 0) {
         snprintf(error, error_size, "pipe: %s", strerror(errno));
+        stop_watchdog(guard, lifeline);
         return -1;
     }
     if (pipe2(err_pipe, O_CLOEXEC) != 0) {
         snprintf(error, error_size, "pipe: %s", strerror(errno));
         close(out_pipe[0]);
         close(out_pipe[1]);
+        stop_watchdog(guard, lifeline);
         return -1;
     }
-    pid_t pid;
+    pid_t pid = -1;
     double begin = mgpu_now();
-    int err = start(argv, out_pipe[1], err_pipe[1], &pid);
+    int err = start(argv, dir, out_pipe[1], err_pipe[1], &pid);
     close(out_pipe[1]);
     close(err_pipe[1]);
     if (err != 0) {
+        output->start_errno = err;
         snprintf(error, error_size, "cannot start %s: %s", argv[0], strerror(err));
         close(out_pipe[0]);
         close(err_pipe[0]);
+        stop_watchdog(guard, lifeline);
         return -1;
     }
+    ssize_t told = write(lifeline, &pid, sizeof pid);
+    (void) told; /* a pipe this new takes a pid whole */
     int fds[2] = {out_pipe[0], err_pipe[0]};
     collect(pid, fds, timeout_s, output);
     int wstatus;
     while (waitpid(pid, &wstatus, 0) < 0) {
         if (errno != EINTR) {
             snprintf(error, error_size, "waitpid: %s", strerror(errno));
+            stop_watchdog(guard, lifeline);
             return -1;
         }
-        kill(pid, SIGKILL); /* interrupted while it lingered */
+        kill(-pid, SIGKILL); /* interrupted while it lingered */
     }
+    /* The child has ended; what it left behind in its group goes too.
+     * The group's id cannot be reused while any of the group is alive. */
+    if (pid > 0)
+        kill(-pid, SIGKILL);
+    stop_watchdog(guard, lifeline);
     output->seconds = mgpu_now() - begin;
     if (WIFEXITED(wstatus))
         output->exit_code = WEXITSTATUS(wstatus);
     else if (WIFSIGNALED(wstatus))
         output->signal = WTERMSIG(wstatus);
     return 0;
+}
+
+/* mpirun ends its stderr with a banner of dashes after the rank's own
+ * error line. */
+void cmp_last_line(const char *text, const char *name, char *out, size_t size)
+{
+    size_t name_len = name ? strlen(name) : 0;
+    const char *own = NULL, *other = NULL;
+    size_t own_len = 0, other_len = 0;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t) (end - line) : strlen(line);
+        while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
+            len--;
+        if (name && len > name_len && strncmp(line, name, name_len) == 0 && line[name_len] == ':') {
+            own = line;
+            own_len = len;
+        } else if (strspn(line, "- \t") < len) {
+            other = line;
+            other_len = len;
+        }
+        line = end ? end + 1 : line + strlen(line);
+    }
+    const char *line = own ? own : other;
+    size_t len = own ? own_len : other_len;
+    /* A line too long for the row ends in "...", never cut without a sign. */
+    if (len >= size)
+        snprintf(out, size, "%.*s...", (int) size - 4, line);
+    else
+        snprintf(out, size, "%.*s", (int) len, line ? line : "");
+    cmp_plain_text(out);
 }

@@ -18,6 +18,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,10 @@ static const char *const backend_names[] = {"auto", "cuda", "host", NULL};
 static const char *const kernel_names[] = {"pattern2d", "jacobi", NULL};
 static const char *const verify_names[] = {"auto", "cpu", "device", "none", NULL};
 
+/* The most words --mpirun may have: the command of a run is these, -np N,
+ * the program and its dozen options. */
+#define MPIRUN_WORDS 64
+
 typedef struct options {
     int backend;             /* an mgpu_backend: the index of backend_names */
     long long nx, ny, steps; /* 0: the backend's default */
@@ -60,7 +65,10 @@ typedef struct options {
     int ncounts;
     const char *output;
     const char *from;
-    char mpirun[512];
+    /* --mpirun (else $MPIRUN, else mpirun) split at blanks: the words point
+     * into mpirun_text, which options_free frees. */
+    char *mpirun_text;
+    char *mpirun[MPIRUN_WORDS + 1];
 } options;
 
 /* Usage errors name the program, as every mgpu program's do. */
@@ -77,46 +85,57 @@ static int parse_choice(const char *option, const char *text, const char *const 
     return bench_parse_choice(COMPARE_NAME, option, text, names, index);
 }
 
-/* A comma-separated list of names into a bit set. */
-static int parse_set(const char *option, const char *text, const char *const *names, unsigned *set)
+static int out_of_memory(void)
 {
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", text);
-    *set = 0;
-    for (char *save = NULL, *item = strtok_r(copy, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
-        int index = 0;
-        int code = parse_choice(option, item, names, &index);
-        if (code >= 0)
-            return code;
-        *set |= 1u << index;
-    }
-    if (*set == 0)
-        return usage("--%s: an empty list", option);
-    return -1;
+    fprintf(stderr, "%s: out of memory\n", COMPARE_NAME);
+    return 1;
 }
 
-/* --devices=1,2,4 or 1-4 (and both: 1-2,8): sorted, each once. */
+/* A comma-separated list of names, of any length, into a bit set. */
+static int parse_set(const char *option, const char *text, const char *const *names, unsigned *set)
+{
+    char *copy = strdup(text);
+    if (!copy)
+        return out_of_memory();
+    int code = -1;
+    *set = 0;
+    for (char *save = NULL, *item = strtok_r(copy, ",", &save); item && code < 0;
+         item = strtok_r(NULL, ",", &save)) {
+        int index = 0;
+        code = parse_choice(option, item, names, &index);
+        *set |= 1u << index;
+    }
+    free(copy);
+    if (code < 0 && *set == 0)
+        return usage("--%s: an empty list", option);
+    return code;
+}
+
+/* --devices=1,2,4 or 1-4 (and both: 1-2,8), of any length: sorted, each
+ * once. */
 static int parse_counts(const char *text, options *opt)
 {
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", text);
+    char *copy = strdup(text);
+    if (!copy)
+        return out_of_memory();
     int seen[MGPU_MAX_DEVICES + 1] = {0};
-    for (char *save = NULL, *item = strtok_r(copy, ",", &save); item;
+    int code = -1;
+    for (char *save = NULL, *item = strtok_r(copy, ",", &save); item && code < 0;
          item = strtok_r(NULL, ",", &save)) {
         long long lo, hi;
         char *dash = strchr(item, '-');
         if (dash)
             *dash = '\0';
-        int code = parse_integer("devices", item, 1, MGPU_MAX_DEVICES, &lo);
+        code = parse_integer("devices", item, 1, MGPU_MAX_DEVICES, &lo);
         if (code < 0)
             code = dash ? parse_integer("devices", dash + 1, lo, MGPU_MAX_DEVICES, &hi)
                         : (hi = lo, -1);
-        if (code >= 0)
-            return code;
-        for (long long d = lo; d <= hi; d++)
+        for (long long d = lo; code < 0 && d <= hi; d++)
             seen[d] = 1;
     }
+    free(copy);
+    if (code >= 0)
+        return code;
     opt->ncounts = 0;
     for (int d = 1; d <= MGPU_MAX_DEVICES; d++) {
         if (seen[d])
@@ -125,6 +144,32 @@ static int parse_counts(const char *text, options *opt)
     if (opt->ncounts == 0)
         return usage("--devices: an empty list (accepted: counts and ranges, as 1,2,4 or 1-4)");
     return -1;
+}
+
+/* The mpirun command (WHERE: --mpirun or MPIRUN) into its words. */
+static int parse_mpirun(const char *where, const char *text, options *opt)
+{
+    free(opt->mpirun_text);
+    opt->mpirun_text = strdup(text);
+    if (!opt->mpirun_text)
+        return out_of_memory();
+    int n = 0;
+    for (char *save = NULL, *w = strtok_r(opt->mpirun_text, " \t", &save); w;
+         w = strtok_r(NULL, " \t", &save)) {
+        if (n == MPIRUN_WORDS)
+            return usage("%s: more than %d words", where, MPIRUN_WORDS);
+        opt->mpirun[n++] = w;
+    }
+    opt->mpirun[n] = NULL;
+    if (n == 0)
+        return usage("%s: an empty command", where);
+    return -1;
+}
+
+static void options_free(options *opt)
+{
+    free(opt->mpirun_text);
+    opt->mpirun_text = NULL;
 }
 
 static void print_help(void)
@@ -161,7 +206,10 @@ static void print_help(void)
            "with each of its modes; speedup and efficiency are against that one-device\n"
            "run, made in the same comparison.  Progress goes to stderr, the table to\n"
            "stdout.  Exit status: 0 when every run passed or was skipped (a mode the\n"
-           "backend cannot do), 1 when a run failed, 2 usage error.\n");
+           "backend cannot do) and one passed; 1 when a run failed, none passed, or\n"
+           "asked-for plots ($GNUPLOT, or a gnuplot on PATH) could not be made; 2 usage\n"
+           "error (a bad --from file included); ended by SIGINT or SIGTERM, the run is\n"
+           "stopped and nothing is written.\n");
 }
 
 enum {
@@ -209,17 +257,17 @@ static int apply(options *opt, int id, const char *text)
     case OPT_BACKEND:
         return parse_choice("backend", text, backend_names, &opt->backend);
     case OPT_NX:
-        return parse_integer("nx", text, 3, 1LL << 30, &opt->nx);
+        return parse_integer("nx", text, CMP_MIN_GRID, CMP_MAX_GRID, &opt->nx);
     case OPT_NY:
-        return parse_integer("ny", text, 3, 1LL << 30, &opt->ny);
+        return parse_integer("ny", text, CMP_MIN_GRID, CMP_MAX_GRID, &opt->ny);
     case OPT_STEPS:
-        return parse_integer("steps", text, 1, 1000000000, &opt->steps);
+        return parse_integer("steps", text, 1, CMP_MAX_STEPS, &opt->steps);
     case OPT_KERNEL:
         return parse_choice("kernel", text, kernel_names, &opt->kernel);
     case OPT_REPEAT:
-        return parse_integer("repeat", text, 1, 1000, &opt->repeat);
+        return parse_integer("repeat", text, 1, CMP_MAX_RUNS, &opt->repeat);
     case OPT_WARMUP:
-        return parse_integer("warmup", text, 0, 1000, &opt->warmup);
+        return parse_integer("warmup", text, 0, CMP_MAX_RUNS, &opt->warmup);
     case OPT_VERIFY:
         return parse_choice("verify", text, verify_names, &opt->verify);
     case OPT_STRATEGIES:
@@ -237,10 +285,7 @@ static int apply(options *opt, int id, const char *text)
         opt->from = text;
         return -1;
     case OPT_MPIRUN:
-        if (strspn(text, " \t") == strlen(text))
-            return usage("--mpirun: an empty command");
-        snprintf(opt->mpirun, sizeof opt->mpirun, "%s", text);
-        return -1;
+        return parse_mpirun("--mpirun", text, opt);
     case OPT_TIMEOUT:
         return parse_integer("timeout", text, 1, 86400, &opt->timeout);
     }
@@ -252,8 +297,15 @@ static int parse_options(options *opt, int argc, char **argv)
 {
     const char *mpirun = getenv("MPIRUN");
     *opt = (options){.repeat = 3, .warmup = 1, .timeout = 600, .output = "."};
-    snprintf(opt->mpirun, sizeof opt->mpirun, "%s", mpirun && *mpirun ? mpirun : "mpirun");
     int id, run_options = 0;
+    if (mpirun && *mpirun) {
+        int code = parse_mpirun("MPIRUN", mpirun, opt);
+        if (code >= 0)
+            return code;
+    } else {
+        opt->mpirun[0] = "mpirun";
+        opt->mpirun[1] = NULL;
+    }
     optind = 0;
     opterr = 0;
     while ((id = getopt_long(argc, argv, "+:hV", long_options, NULL)) != -1) {
@@ -311,40 +363,33 @@ static int find_program(const char *dir, const struct strategy *s, char *path, s
            access(path, X_OK) == 0;
 }
 
-/* Split COMMAND at blanks into ARGV (at most MAX-1 words, NULL-ended). */
-static int split_words(char *command, char **argv, int max)
-{
-    int n = 0;
-    for (char *save = NULL, *w = strtok_r(command, " \t", &save); w && n < max - 1;
-         w = strtok_r(NULL, " \t", &save))
-        argv[n++] = w;
-    argv[n] = NULL;
-    return n;
-}
-
 typedef struct program {
     const struct strategy *s;
     char path[PATH_MAX];
     unsigned modes; /* bit per exchange_names[] */
 } program;
 
-/* The words of a command line, and room for the text they point into. */
+/* The words of a command line, and room for the text they point into:
+ * the mpirun words, -np N, the program and its options (short names and
+ * numbers that the options checked) always fit. */
 typedef struct command {
-    char *argv[96];
+    char *argv[MPIRUN_WORDS + 32];
     int argc;
-    char mpirun[512];
     char np[16];
     char args[12][64];
+    int nargs; /* args used */
 } command;
 
 /* PROG's command: itself, or (mgpu-mpi) the mpirun command and -np NP
  * before it.  More words follow with add(). */
 static void command_of(command *cmd, const options *opt, const program *prog, int np)
 {
-    cmd->argc = 0;
+    cmd->argc = cmd->nargs = 0;
     if (strcmp(prog->s->name, "mpi") == 0) {
-        snprintf(cmd->mpirun, sizeof cmd->mpirun, "%s", opt->mpirun);
-        cmd->argc = split_words(cmd->mpirun, cmd->argv, 64);
+        while (opt->mpirun[cmd->argc]) {
+            cmd->argv[cmd->argc] = opt->mpirun[cmd->argc];
+            cmd->argc++;
+        }
         snprintf(cmd->np, sizeof cmd->np, "%d", np);
         cmd->argv[cmd->argc++] = "-np";
         cmd->argv[cmd->argc++] = cmd->np;
@@ -362,13 +407,53 @@ static void add(command *cmd, const char *word)
 }
 
 /* Add --NAME=VALUE, kept in the command's own text. */
-static void add_option(command *cmd, int *used, const char *fmt, ...)
+static void add_option(command *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(cmd->args[*used], sizeof cmd->args[*used], fmt, ap);
+    vsnprintf(cmd->args[cmd->nargs], sizeof cmd->args[cmd->nargs], fmt, ap);
     va_end(ap);
-    add(cmd, cmd->args[(*used)++]);
+    add(cmd, cmd->args[cmd->nargs++]);
+}
+
+typedef struct plan {
+    const options *opt;
+    const char *backend;
+    long long nx, ny, steps;
+    int total, done;
+    int failures, passed;
+} plan;
+
+/* The options of a run on DEVICES devices with EXCHANGE, added to CMD. */
+static void add_run_options(command *cmd, const plan *pl, int devices, const char *exchange)
+{
+    const options *opt = pl->opt;
+    add_option(cmd, "--backend=%s", pl->backend);
+    add_option(cmd, "--nx=%lld", pl->nx);
+    add_option(cmd, "--ny=%lld", pl->ny);
+    add_option(cmd, "--steps=%lld", pl->steps);
+    add_option(cmd, "--devices=%d", devices);
+    add_option(cmd, "--exchange=%s", exchange);
+    add_option(cmd, "--kernel=%s", kernel_names[opt->kernel]);
+    add_option(cmd, "--repeat=%lld", opt->repeat);
+    add_option(cmd, "--warmup=%lld", opt->warmup);
+    add_option(cmd, "--verify=%s", verify_names[opt->verify]);
+    add(cmd, "--format=json");
+}
+
+/* What every program would refuse in the options mgpu-compare gives it (a
+ * grid too large, more devices than interior rows) is refused here, before
+ * anything runs, by the parser the programs use: -1 to go on, or 2 after
+ * its one line, which names mgpu-compare's option. */
+static int check_run_options(const plan *pl, int devices)
+{
+    static command cmd;
+    cmd.argc = cmd.nargs = 0;
+    add(&cmd, COMPARE_NAME);
+    add_run_options(&cmd, pl, devices, "auto");
+    mgpu_options parsed;
+    mgpu_program self = {.name = COMPARE_NAME, .exchanges = ~0u};
+    return mgpu_options_parse(&parsed, &self, cmd.argc, cmd.argv) == 2 ? 2 : -1;
 }
 
 /* The exchange modes PROG lists in its --help ("--exchange=MODE  a|b|c
@@ -379,7 +464,7 @@ static int read_modes(const options *opt, program *prog, char *error, size_t siz
     command_of(&cmd, opt, prog, 1);
     add(&cmd, "--help");
     cmp_output out;
-    if (cmp_spawn(cmd.argv, 60.0, &out, error, size) != 0) {
+    if (cmp_spawn(cmd.argv, NULL, 60.0, &out, error, size) != 0) {
         cmp_output_free(&out);
         return -1;
     }
@@ -388,16 +473,15 @@ static int read_modes(const options *opt, program *prog, char *error, size_t siz
     if (line) {
         line += strlen("--exchange=MODE");
         line += strspn(line, " ");
-        size_t len = strcspn(line, " \n");
-        char list[256];
-        snprintf(list, sizeof list, "%.*s", (int) len, line);
-        for (char *save = NULL, *m = strtok_r(list, "|", &save); m;
+        char *list = strndup(line, strcspn(line, " \n"));
+        for (char *save = NULL, *m = list ? strtok_r(list, "|", &save) : NULL; m;
              m = strtok_r(NULL, "|", &save)) {
             for (int e = 0; e < NEXCHANGES; e++) {
                 if (strcmp(m, exchange_names[e]) == 0)
                     prog->modes |= 1u << e;
             }
         }
+        free(list);
     }
     if (!prog->modes)
         snprintf(error, size, "%s --help names no exchange mode (exit %d): %.200s", prog->path,
@@ -408,13 +492,6 @@ static int read_modes(const options *opt, program *prog, char *error, size_t siz
 
 /* ---------------------------------------------------------------- running */
 
-typedef struct plan {
-    const options *opt;
-    const char *backend;
-    long long nx, ny, steps;
-    int total, done;
-    int failures;
-} plan;
 
 /* The last line of TEXT that starts with '{': the record. */
 static const char *last_record(const char *text)
@@ -430,54 +507,12 @@ static const char *last_record(const char *text)
     return found;
 }
 
-/* The line of TEXT (a run's stderr) that says why it failed: the last one
- * that starts with "NAME:" (mgpu_error's lines), else the last that has
- * more than dashes and blanks.  mpirun ends its stderr with a banner of
- * dashes after the rank's own error line. */
-static void reason_line(const char *text, const char *name, char *out, size_t size)
-{
-    size_t name_len = strlen(name);
-    const char *own = NULL, *other = NULL;
-    size_t own_len = 0, other_len = 0;
-    for (const char *line = text; *line;) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t) (end - line) : strlen(line);
-        while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
-            len--;
-        if (len > name_len && strncmp(line, name, name_len) == 0 && line[name_len] == ':') {
-            own = line;
-            own_len = len;
-        } else if (strspn(line, "- \t") < len) {
-            other = line;
-            other_len = len;
-        }
-        line = end ? end + 1 : line + strlen(line);
-    }
-    if (own)
-        snprintf(out, size, "%.*s", (int) own_len, own);
-    else if (other)
-        snprintf(out, size, "%.*s", (int) other_len, other);
-    else
-        out[0] = '\0';
-}
-
 static void run_one(plan *pl, const program *prog, int devices, const char *exchange, cmp_row *row)
 {
     const options *opt = pl->opt;
     static command cmd;
-    int used = 0;
     command_of(&cmd, opt, prog, devices);
-    add_option(&cmd, &used, "--backend=%s", pl->backend);
-    add_option(&cmd, &used, "--nx=%lld", pl->nx);
-    add_option(&cmd, &used, "--ny=%lld", pl->ny);
-    add_option(&cmd, &used, "--steps=%lld", pl->steps);
-    add_option(&cmd, &used, "--devices=%d", devices);
-    add_option(&cmd, &used, "--exchange=%s", exchange);
-    add_option(&cmd, &used, "--kernel=%s", kernel_names[opt->kernel]);
-    add_option(&cmd, &used, "--repeat=%lld", opt->repeat);
-    add_option(&cmd, &used, "--warmup=%lld", opt->warmup);
-    add_option(&cmd, &used, "--verify=%s", verify_names[opt->verify]);
-    add(&cmd, "--format=json");
+    add_run_options(&cmd, pl, devices, exchange);
 
     snprintf(row->program, sizeof row->program, "%s", prog->s->program);
     snprintf(row->strategy, sizeof row->strategy, "%s", prog->s->name);
@@ -495,17 +530,21 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
     fflush(stderr);
     cmp_output out;
     char error[256];
-    if (cmp_spawn(cmd.argv, (double) opt->timeout, &out, error, sizeof error) != 0) {
+    if (cmp_spawn(cmd.argv, NULL, (double) opt->timeout, &out, error, sizeof error) != 0) {
         row->status = RUN_FAILED;
-        snprintf(row->reason, sizeof row->reason, "%.*s", (int) sizeof row->reason - 1, error);
+        snprintf(row->reason, sizeof row->reason, "%s", error);
+        cmp_plain_text(row->reason);
     } else {
         const char *record = last_record(out.out);
         cmp_json_object object;
         char why[200] = "";
-        int parsed = record && cmp_json_parse_object(&record, &object, why, sizeof why) == 0;
+        /* Into a copy: a record that breaks a rule leaves the row as asked. */
+        cmp_row checked = *row;
+        int parsed = record && cmp_json_parse_object(&record, &object, why, sizeof why) == 0 &&
+                     cmp_row_from_object(&checked, &object, 0, why, sizeof why) == 0;
         if (parsed)
-            cmp_row_from_record(row, &object);
-        reason_line(out.err, prog->s->program, row->reason, sizeof row->reason);
+            *row = checked;
+        cmp_last_line(out.err, prog->s->program, row->reason, sizeof row->reason);
         if (out.exit_code == 0 && parsed && row->verified != 0) {
             row->status = RUN_OK;
             row->reason[0] = '\0';
@@ -519,12 +558,14 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
             else if (out.signal)
                 snprintf(row->reason, sizeof row->reason, "killed by signal %d", out.signal);
             else if (out.exit_code == 0)
-                snprintf(row->reason, sizeof row->reason, "no record: %s",
+                snprintf(row->reason, sizeof row->reason, "its record: %s",
                          record ? why : "no JSON line on stdout");
             else if (!row->reason[0])
                 snprintf(row->reason, sizeof row->reason, "exit %d", out.exit_code);
         }
-        if (row->status == RUN_OK)
+        if (cmp_interrupted())
+            fprintf(stderr, "stopped\n");
+        else if (row->status == RUN_OK)
             fprintf(stderr, "%.1f us/step, %s (%.1f s)\n", row->us_per_step,
                     row->verified > 0 ? "verified" : "not verified", out.seconds);
         else
@@ -532,6 +573,7 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
     }
     cmp_output_free(&out);
     pl->failures += row->status == RUN_FAILED;
+    pl->passed += row->status == RUN_OK;
 }
 
 /* The device counts to run: the ones asked for, or 1, 2, 4, ... and all. */
@@ -578,6 +620,8 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
     if (cuda && counts[ncounts - 1] > gpus)
         return usage("--devices: %d asked, but %d CUDA device%s exist", counts[ncounts - 1], gpus,
                      gpus == 1 ? "" : "s");
+    if (check_run_options(&pl, counts[ncounts - 1]) >= 0)
+        return 2;
 
     /* Open MPI's mpirun refuses to run as root unless told so; benchmarks
      * in containers run as root.  Nothing but Open MPI reads these. */
@@ -634,86 +678,157 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
                 }
                 run_one(&pl, &progs[p], counts[c], counts[c] == 1 ? "auto" : exchange_names[e],
                         row);
+                /* A run stopped by our own SIGINT or SIGTERM did not fail:
+                 * no row for it. */
+                if (cmp_interrupted())
+                    rows->count--;
             }
         }
-    }
-    if (cmp_interrupted()) {
-        fprintf(stderr, "%s: interrupted\n", COMPARE_NAME);
-        return 1;
     }
     return pl.failures ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------ main */
 
-static int make_folder(const char *dir)
-{
-    if (mkdir(dir, 0777) == 0 || errno == EEXIST)
-        return 0;
-    fprintf(stderr, "%s: --output: cannot make %s: %s\n", COMPARE_NAME, dir, strerror(errno));
-    return -1;
-}
-
 /* The folder of FILE, for the plots of --from. */
 static void folder_of(const char *file, char *dir, size_t size)
 {
     const char *slash = strrchr(file, '/');
-    if (slash)
+    if (slash == file)
+        snprintf(dir, size, "/");
+    else if (slash)
         snprintf(dir, size, "%.*s", (int) (slash - file), file);
     else
         snprintf(dir, size, ".");
+}
+
+/* 1 when no run of ROWS succeeded, after a line that says so. */
+static int none_succeeded(const cmp_rows *rows)
+{
+    int failed = 0, skipped = 0;
+    for (int i = 0; i < rows->count; i++) {
+        if (rows->row[i].status == RUN_OK)
+            return 0;
+        failed += rows->row[i].status == RUN_FAILED;
+        skipped += rows->row[i].status == RUN_SKIPPED;
+    }
+    fprintf(stderr, "%s: no run succeeded (%d failed, %d skipped)\n", COMPARE_NAME, failed,
+            skipped);
+    return 1;
+}
+
+/* The results of a comparison (RESULTS; --from: the plots alone) into
+ * DIR, as one set (compare-output.c).  0, 1 after a message, or -1 when
+ * SIGINT or SIGTERM came first (nothing written). */
+static int write_set(const cmp_rows *rows, const char *dir, int results)
+{
+    /* results.json last: when it is new, so is the rest. */
+    static const char *const set[] = {CMP_PLOT_SCRIPT,      "scaling.png",     "scaling.svg",
+                                      "exchange-modes.png", "exchange-modes.svg", "results.csv",
+                                      "results.json",       NULL};
+    cmp_stage stage;
+    char path[PATH_MAX + 32];
+    if (cmp_stage_open(&stage, dir) != 0)
+        return 1;
+    if (results) {
+        cmp_stage_file(&stage, "results.csv", path, sizeof path);
+        int failed = cmp_write_csv(rows, path) != 0;
+        cmp_stage_file(&stage, "results.json", path, sizeof path);
+        if (failed || cmp_write_json(rows, path) != 0) {
+            fprintf(stderr, "%s: %s keeps its previous results\n", COMPARE_NAME, dir);
+            cmp_stage_discard(&stage);
+            return 1;
+        }
+    }
+    int plots = cmp_plot(rows, stage.path);
+    if (cmp_interrupted()) {
+        cmp_stage_discard(&stage);
+        return -1;
+    }
+    /* Only a whole set of plots goes in: what a failed gnuplot left goes. */
+    for (int i = 1; plots != CMP_PLOTS_MADE && cmp_plot_files[i]; i++) {
+        cmp_stage_file(&stage, cmp_plot_files[i], path, sizeof path);
+        unlink(path);
+    }
+    if (cmp_stage_commit(&stage, results ? set : cmp_plot_files) != 0)
+        return 1;
+    if (results)
+        fprintf(stderr, "%s: results: %s/results.csv, %s/results.json\n", COMPARE_NAME, dir, dir);
+    if (plots == CMP_PLOTS_MADE)
+        fprintf(stderr, "%s: plots: %s/scaling.{png,svg}, %s/exchange-modes.{png,svg}\n",
+                COMPARE_NAME, dir, dir);
+    return plots == CMP_PLOTS_FAILED;
+}
+
+/* SIGINT or SIGTERM came: the run it stopped has no row, and mgpu-compare
+ * ends by the same signal (the shell sees 130 or 143, and a script running
+ * it stops too).  WRITTEN: the signal came as the results were put in
+ * place, too late to keep the old ones. */
+static int stopped(int signo, const char *dir, int written)
+{
+    fprintf(stderr, "%s: stopped by %s; %s %s\n", COMPARE_NAME,
+            signo == SIGINT ? "SIGINT" : "SIGTERM",
+            written ? "the results were written first in"
+                    : "nothing written, previous results kept in",
+            dir);
+    signal(signo, SIG_DFL);
+    raise(signo);
+    return 128 + signo;
+}
+
+static int run(const options *opt, const char *argv0, cmp_rows *rows)
+{
+    char dir[PATH_MAX];
+    int code;
+    if (opt->from) {
+        char error[512];
+        if (cmp_read_json(opt->from, rows, error, sizeof error) != 0)
+            return usage("--from: %s", error);
+        if (strcmp(opt->output, ".") != 0)
+            snprintf(dir, sizeof dir, "%s", opt->output);
+        else
+            folder_of(opt->from, dir, sizeof dir);
+        if (cmp_folder_check(dir, strcmp(opt->output, ".") != 0 ? "--output" : "--from") >= 0)
+            return 2;
+        code = 0;
+        for (int i = 0; i < rows->count; i++)
+            code |= rows->row[i].status == RUN_FAILED;
+    } else {
+        snprintf(dir, sizeof dir, "%s", opt->output);
+        if (cmp_folder_check(dir, "--output") >= 0)
+            return 2;
+        code = compare(opt, argv0, rows);
+        if (cmp_interrupted())
+            return stopped(cmp_interrupted(), dir, 0);
+        if (code == 2)
+            return 2;
+    }
+    cmp_derive(rows);
+    cmp_print_table(rows, stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "%s: cannot write the table: %s\n", COMPARE_NAME, strerror(errno));
+        code = 1;
+    }
+    if (rows->count == 0)
+        return 1; /* compare() said why; the folder keeps what it had */
+    code |= none_succeeded(rows);
+    int wrote = write_set(rows, dir, !opt->from);
+    if (cmp_interrupted())
+        return stopped(cmp_interrupted(), dir, wrote >= 0);
+    code |= wrote;
+    return code ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
     options opt;
     int code = parse_options(&opt, argc, argv);
-    if (code >= 0)
-        return code;
-    cmp_catch_signals();
-    cmp_rows rows = {0};
-    char path[PATH_MAX + 32], dir[PATH_MAX];
-    int given_output = strcmp(opt.output, ".") != 0;
-    if (opt.from) {
-        char error[512];
-        if (cmp_read_json(opt.from, &rows, error, sizeof error) != 0) {
-            fprintf(stderr, "%s: --from: %s\n", COMPARE_NAME, error);
-            cmp_rows_free(&rows);
-            return 1;
-        }
-        if (given_output)
-            snprintf(dir, sizeof dir, "%s", opt.output);
-        else
-            folder_of(opt.from, dir, sizeof dir);
-        code = 0;
-        for (int i = 0; i < rows.count; i++)
-            code |= rows.row[i].status == RUN_FAILED;
-    } else {
-        snprintf(dir, sizeof dir, "%s", opt.output);
-        if (make_folder(dir) != 0)
-            return 1;
-        code = compare(&opt, argv[0], &rows);
-        if (code == 2) {
-            cmp_rows_free(&rows);
-            return 2;
-        }
+    if (code < 0) {
+        cmp_catch_signals();
+        cmp_rows rows = {0};
+        code = run(&opt, argv[0], &rows);
+        cmp_rows_free(&rows);
     }
-    cmp_derive(&rows);
-    cmp_print_table(&rows, stdout);
-    fflush(stdout);
-    if (rows.count > 0) {
-        if (given_output || !opt.from)
-            make_folder(dir);
-        if (!opt.from) {
-            snprintf(path, sizeof path, "%s/results.csv", dir);
-            code |= cmp_write_csv(&rows, path) != 0;
-            snprintf(path, sizeof path, "%s/results.json", dir);
-            code |= cmp_write_json(&rows, path) != 0;
-            fprintf(stderr, "%s: results: %s/results.csv, %s/results.json\n", COMPARE_NAME, dir,
-                    dir);
-        }
-        cmp_plot(&rows, dir);
-    }
-    cmp_rows_free(&rows);
-    return code ? 1 : 0;
+    options_free(&opt);
+    return code;
 }

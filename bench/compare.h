@@ -4,6 +4,7 @@
 #ifndef MGPU_BENCH_COMPARE_H
 #define MGPU_BENCH_COMPARE_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -11,10 +12,23 @@
 
 /* ---------------------------------------------------------------- a run */
 
+/* What mgpu-compare's command line accepts; a row read back must be in the
+ * same ranges (devices: 1 to MGPU_MAX_DEVICES). */
+#define CMP_MIN_GRID 3LL
+#define CMP_MAX_GRID (1LL << 30)
+#define CMP_MAX_STEPS 1000000000LL
+#define CMP_MAX_RUNS 1000LL /* --repeat and --warmup */
+/* A results.json of every program on 64 devices in every mode is about
+ * 2 MB; a larger file is not one. */
+#define CMP_MAX_RESULTS (64L << 20)
+#define CMP_MAX_RESULTS_TEXT "64 MiB"
+
 typedef enum cmp_status { RUN_OK, RUN_FAILED, RUN_SKIPPED } cmp_status;
 
 /* One run of one strategy program.  Numbers that were not measured are
- * NaN (null in JSON, empty in CSV). */
+ * NaN (null in JSON, empty in CSV).  The texts are names (cmp_is_name) but
+ * verify, empty when no check ran, and reason, text without control
+ * characters. */
 typedef struct cmp_row {
     char program[32];  /* "mgpu-single" */
     char strategy[32]; /* the record's strategy, "single-thread" */
@@ -25,7 +39,7 @@ typedef struct cmp_row {
     long long nx, ny, steps;
     int repeats;
     cmp_status status;
-    char reason[200]; /* why it failed or was skipped */
+    char reason[256]; /* why it failed or was skipped */
     double time_s, time_min_s, time_max_s, us_per_step, gcells_per_s, gbytes_per_s;
     double exchange_s, exchange_share, copy_gbps, roofline;
     double baseline_s, speedup, efficiency; /* against this program's 1-device row */
@@ -43,6 +57,14 @@ typedef struct cmp_rows {
 cmp_row *cmp_rows_add(cmp_rows *rows);
 void cmp_rows_free(cmp_rows *rows);
 const char *cmp_status_name(cmp_status status);
+/* 1 when TEXT is a name: letters, digits, and . _ + - after the first.
+ * Such text can go into a table column, a CSV cell, a gnuplot string or
+ * data block as it is. */
+int cmp_is_name(const char *text);
+/* TEXT (a child's error line) made plain: control characters become
+ * blanks, so that it stays one line of a table, and bytes that are not
+ * UTF-8 '?', so that results.json stays JSON. */
+void cmp_plain_text(char *text);
 
 /* ------------------------------------------------------ child processes */
 
@@ -52,17 +74,26 @@ typedef struct cmp_output {
     int exit_code;  /* when it exited; -1 when killed */
     int signal;     /* the signal that killed it, or 0 */
     int timed_out;
+    int start_errno; /* why it could not be started, or 0 */
     double seconds;
 } cmp_output;
 
-/* Run ARGV (ARGV[0] a path, or a name looked up in PATH) with stdin from
- * /dev/null, collecting its output, for at most TIMEOUT_S seconds.  0 when
- * it ran (whatever its exit code), -1 with a message in ERROR when it
- * could not be started.  Free the output with cmp_output_free. */
-int cmp_spawn(char *const argv[], double timeout_s, cmp_output *output, char *error,
-              size_t error_size);
+/* Run ARGV (ARGV[0] a path, or a name looked up in PATH) in the folder DIR
+ * (NULL: this one) with stdin from /dev/null, collecting its output, for
+ * at most TIMEOUT_S seconds; it and every process it starts in its process
+ * group die with mgpu-compare.  0 when it ran (whatever its exit code), -1
+ * with a message in ERROR when it could not be started.  Free the output
+ * with cmp_output_free. */
+int cmp_spawn(char *const argv[], const char *dir, double timeout_s, cmp_output *output,
+              char *error, size_t error_size);
 void cmp_output_free(cmp_output *output);
-/* Set by SIGINT or SIGTERM; a running child is then stopped too. */
+/* The line of TEXT (a child's stderr) that says why it failed, into OUT:
+ * the last one that starts with "NAME:" (mgpu_error's lines; NAME may be
+ * NULL), else the last that has more than dashes and blanks; plain text
+ * (cmp_plain_text), ending in "..." when it had to be cut. */
+void cmp_last_line(const char *text, const char *name, char *out, size_t size);
+/* The signal, SIGINT or SIGTERM, that came, or 0; a running child is then
+ * stopped too. */
 int cmp_interrupted(void);
 void cmp_catch_signals(void);
 
@@ -71,27 +102,52 @@ void cmp_catch_signals(void);
 typedef enum cmp_json_kind { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING } cmp_json_kind;
 
 typedef struct cmp_json_field {
-    char key[48];
+    char key[64]; /* a longer key is an error */
     cmp_json_kind kind;
-    double number;  /* JSON_NUMBER; JSON_BOOL: 1 or 0 */
-    char text[256]; /* JSON_STRING (cut at 255 bytes) */
+    double number;    /* JSON_NUMBER; JSON_BOOL: 1 or 0 */
+    const char *text; /* the value in the parsed text (JSON_STRING: its opening quote) */
 } cmp_json_field;
 
-#define CMP_JSON_FIELDS 64
+/* A record has about 30; more than this is an error, not a cut. */
+#define CMP_JSON_FIELDS 256
 
 typedef struct cmp_json_object {
     int count;
     cmp_json_field field[CMP_JSON_FIELDS];
 } cmp_json_object;
 
-/* Parse one flat object (string keys; values strings, numbers, true,
- * false, null) at *TEXT and move *TEXT past it.  0, or -1 with a message
- * in ERROR. */
+/* Parse one flat object (string keys, each once; values strings, numbers,
+ * true, false, null) at *TEXT and move *TEXT past it.  0, or -1 with a
+ * message in ERROR.  Its strings stay in TEXT: keep TEXT while it is used. */
 int cmp_json_parse_object(const char **text, cmp_json_object *object, char *error,
                           size_t error_size);
+/* The length of the well-formed UTF-8 sequence at S (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0 (a NUL ends S). */
+size_t cmp_utf8_length(const unsigned char *s);
+/* Called for each object of an array: 0 to go on, or -1 with a message. */
+typedef int (*cmp_json_each)(const cmp_json_object *object, int index, void *arg, char *error,
+                             size_t error_size);
+/* Parse TEXT, an array of flat objects and nothing after it but blanks,
+ * calling EACH for each object.  0, or -1 with a message in ERROR that
+ * names the object ("run N: ..."). */
+int cmp_json_parse_array(const char *text, cmp_json_each each, void *arg, char *error,
+                         size_t error_size);
+/* The field KEY of OBJECT, or NULL. */
+const cmp_json_field *cmp_json_get(const cmp_json_object *object, const char *key);
+/* A string field decoded into OUT (SIZE bytes, NUL included): its length,
+ * or -1 when it is not a string or does not fit whole. */
+int cmp_json_text(const cmp_json_field *field, char *out, size_t size);
 
-/* Fill ROW from the record a program printed. */
-void cmp_row_from_record(cmp_row *row, const cmp_json_object *record);
+/* Fill ROW from OBJECT: the record a program printed, or (RESULTS) a row of
+ * results.json, which also has the status and the reason.  Every field is
+ * checked (see compare-row.c); 0, or -1 with a message naming the field. */
+int cmp_row_from_object(cmp_row *row, const cmp_json_object *object, int results, char *error,
+                        size_t error_size);
+/* The rows of a results.json in TEXT (LEN bytes, NUL-terminated after
+ * them), appended to ROWS.  0, or -1 with a message naming the run and the
+ * field.  What --from does with a file, and the fuzz test with its inputs. */
+int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
+                      size_t error_size);
 
 /* ---------------------------------------------------------- the results */
 
@@ -99,13 +155,55 @@ void cmp_row_from_record(cmp_row *row, const cmp_json_object *record);
  * program (the first that ran). */
 void cmp_derive(cmp_rows *rows);
 void cmp_print_table(const cmp_rows *rows, FILE *out);
+/* Write results.csv or results.json to PATH.  0, or -1 after a message. */
 int cmp_write_csv(const cmp_rows *rows, const char *path);
 int cmp_write_json(const cmp_rows *rows, const char *path);
 /* Read what cmp_write_json wrote.  0, or -1 with a message in ERROR. */
 int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_size);
 
-/* Write DIR/plots.gp and, with gnuplot, the scaling and exchange-mode
- * plots as PNG and SVG in DIR.  Says on stderr what it did. */
-void cmp_plot(const cmp_rows *rows, const char *dir);
+/* What the host backend's figures are, said wherever they are shown.  No
+ * quote in it: it goes into a gnuplot string. */
+#define CMP_HOST_NOTE                                                                   \
+    "host backend: a device is a partition of host memory, its kernels the C reference; " \
+    "these times say nothing about GPUs"
+/* 1 when a run of ROWS ran on the host backend. */
+int cmp_host_ran(const cmp_rows *rows);
+
+#define CMP_PLOT_SCRIPT "plots.gp"
+/* The files of the plots, in the output folder, NULL-ended. */
+extern const char *const cmp_plot_files[];
+
+enum {
+    CMP_PLOTS_MADE,   /* the script and the PNG and SVG files */
+    CMP_PLOTS_SCRIPT, /* no gnuplot on PATH, none asked for ($GNUPLOT): the script alone */
+    CMP_PLOTS_NONE,   /* no run succeeded: nothing to plot */
+    CMP_PLOTS_FAILED  /* asked-for plots could not be made (said on stderr) */
+};
+/* Write DIR/plots.gp and, with gnuplot (run in DIR), the scaling and
+ * exchange-mode plots as PNG and SVG in DIR.  One of the CMP_PLOTS_. */
+int cmp_plot(const cmp_rows *rows, const char *dir);
+
+/* ------------------------------------------------------ the output folder */
+
+/* A set of results being written (compare-output.c says how). */
+typedef struct cmp_stage {
+    char dir[PATH_MAX];  /* the output folder */
+    char path[PATH_MAX]; /* the staging folder in it; empty when there is none */
+} cmp_stage;
+
+/* Make DIR if need be and prove it a folder this program can write in,
+ * before anything runs.  -1 to go on, or 2 after a line naming OPTION. */
+int cmp_folder_check(const char *dir, const char *option);
+/* Make a staging folder in DIR.  0, or -1 after a message. */
+int cmp_stage_open(cmp_stage *stage, const char *dir);
+/* The path of the file NAME in the staging folder. */
+void cmp_stage_file(const cmp_stage *stage, const char *name, char *path, size_t size);
+/* Put the set NAMES (NULL-ended) in place in the output folder: each file
+ * the staging folder has replaces its namesake, each it lacks is removed
+ * there, in that order, the last name last.  0, or -1 after a message. */
+int cmp_stage_commit(cmp_stage *stage, const char *const *names);
+/* Remove the staging folder and what is in it; the output folder keeps
+ * what it had. */
+void cmp_stage_discard(cmp_stage *stage);
 
 #endif /* MGPU_BENCH_COMPARE_H */

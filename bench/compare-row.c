@@ -1,0 +1,295 @@
+/* compare-row.c - the rows of a comparison, and where they come from: the
+ * record a program printed for one run, or a results.json read back by
+ * --from.  Nothing read is trusted: every name must be a plain name (no
+ * blank, quote or control character can reach the table, the CSV or
+ * gnuplot, where such text could forge lines or run commands), every text
+ * must fit its field whole, and every number must be in the range the
+ * command line accepts (a row of 2000000000 devices would have the plots
+ * loop for minutes).  A row that breaks a rule is an error naming the row
+ * and the field. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "mgpu.h"
+
+/* ---------------------------------------------------------------- rows */
+
+cmp_row *cmp_rows_add(cmp_rows *rows)
+{
+    if (rows->count == rows->capacity) {
+        int capacity = rows->capacity ? 2 * rows->capacity : 32;
+        cmp_row *grown = realloc(rows->row, (size_t) capacity * sizeof *grown);
+        if (!grown)
+            return NULL;
+        rows->row = grown;
+        rows->capacity = capacity;
+    }
+    cmp_row *r = &rows->row[rows->count++];
+    memset(r, 0, sizeof *r);
+    r->time_s = r->time_min_s = r->time_max_s = r->us_per_step = NAN;
+    r->gcells_per_s = r->gbytes_per_s = r->exchange_s = r->exchange_share = NAN;
+    r->copy_gbps = r->roofline = r->baseline_s = r->speedup = r->efficiency = NAN;
+    r->max_error = NAN;
+    r->verified = -1;
+    return r;
+}
+
+void cmp_rows_free(cmp_rows *rows)
+{
+    free(rows->row);
+    rows->row = NULL;
+    rows->count = rows->capacity = 0;
+}
+
+const char *cmp_status_name(cmp_status status)
+{
+    return status == RUN_OK ? "ok" : status == RUN_SKIPPED ? "skipped" : "failed";
+}
+
+int cmp_host_ran(const cmp_rows *rows)
+{
+    for (int i = 0; i < rows->count; i++) {
+        if (rows->row[i].status == RUN_OK && strcmp(rows->row[i].backend, "host") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int cmp_is_name(const char *text)
+{
+    if (!*text)
+        return 0;
+    for (const char *c = text; *c; c++) {
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              (c > text && strchr("._+-", *c))))
+            return 0;
+    }
+    return 1;
+}
+
+void cmp_plain_text(char *text)
+{
+    for (unsigned char *c = (unsigned char *) text; *c;) {
+        size_t n = cmp_utf8_length(c);
+        if (n == 0)
+            *c = '?';
+        else if (*c < 0x20 || *c == 0x7F)
+            *c = ' ';
+        c += n ? n : 1;
+    }
+}
+
+/* ------------------------------------------------- fields into a row */
+
+typedef struct reader {
+    const cmp_json_object *o;
+    char *error;
+    size_t size;
+} reader;
+
+static int bad(reader *rd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rd->error, rd->size, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* How a text field may look. */
+enum { NAME, NAME_OR_EMPTY, TEXT };
+
+/* KEY, a string, into OUT whole.  REQUIRED: absent is an error. */
+static int text_of(reader *rd, const char *key, int form, int required, char *out, size_t size)
+{
+    const cmp_json_field *f = cmp_json_get(rd->o, key);
+    if (!f)
+        return required ? bad(rd, "no \"%s\"", key) : 0;
+    if (f->kind != JSON_STRING)
+        return bad(rd, "\"%s\": not a string", key);
+    if (cmp_json_text(f, out, size) < 0)
+        return bad(rd, "\"%s\": longer than %zu bytes", key, size - 1);
+    for (const unsigned char *c = (const unsigned char *) out; *c; c++) {
+        if (*c < 0x20 || *c == 0x7F)
+            return bad(rd, "\"%s\": a control character", key);
+    }
+    if (form == TEXT || (form == NAME_OR_EMPTY && !*out) || cmp_is_name(out))
+        return 0;
+    return bad(rd, "\"%s\": '%s' is not a name (letters, digits, and . _ + - after the first)",
+               key, out);
+}
+
+/* KEY, an integer in [MIN, MAX], into *VALUE. */
+static int integer_of(reader *rd, const char *key, long long min, long long max, long long *value)
+{
+    const cmp_json_field *f = cmp_json_get(rd->o, key);
+    if (!f)
+        return bad(rd, "no \"%s\"", key);
+    if (f->kind != JSON_NUMBER)
+        return bad(rd, "\"%s\": not a number (accepted: an integer from %lld to %lld)", key, min,
+                   max);
+    if (f->number != floor(f->number) || f->number < (double) min || f->number > (double) max)
+        return bad(rd, "\"%s\": %.17g is not an integer from %lld to %lld", key, f->number, min,
+                   max);
+    *value = (long long) f->number;
+    return 0;
+}
+
+/* KEY, a number not below 0, or NaN when null or absent. */
+static int measure_of(reader *rd, const char *key, double *value)
+{
+    const cmp_json_field *f = cmp_json_get(rd->o, key);
+    *value = NAN;
+    if (!f || f->kind == JSON_NULL)
+        return 0;
+    if (f->kind != JSON_NUMBER || !(f->number >= 0))
+        return bad(rd, "\"%s\": not a number from 0 up, nor null", key);
+    *value = f->number;
+    return 0;
+}
+
+static int verdict_of(reader *rd, int *verified)
+{
+    const cmp_json_field *f = cmp_json_get(rd->o, "verified");
+    *verified = -1;
+    if (!f || f->kind == JSON_NULL)
+        return 0;
+    if (f->kind != JSON_BOOL)
+        return bad(rd, "\"verified\": not true, false or null");
+    *verified = (int) f->number;
+    return 0;
+}
+
+static int status_of(reader *rd, cmp_status *status)
+{
+    char text[16];
+    if (text_of(rd, "status", NAME, 1, text, sizeof text) != 0)
+        return -1;
+    for (int s = RUN_OK; s <= RUN_SKIPPED; s++) {
+        if (strcmp(text, cmp_status_name((cmp_status) s)) == 0) {
+            *status = (cmp_status) s;
+            return 0;
+        }
+    }
+    return bad(rd, "\"status\": '%s' is none of ok, failed, skipped", text);
+}
+
+int cmp_row_from_object(cmp_row *row, const cmp_json_object *o, int results, char *error,
+                        size_t error_size)
+{
+    reader rd = {o, error, error_size};
+    long long devices, repeats;
+#define TEXT_FIELD(key, form, required) \
+    text_of(&rd, #key, form, required, row->key, sizeof row->key) != 0
+#define MEASURE(key) measure_of(&rd, #key, &row->key) != 0
+    if (TEXT_FIELD(program, NAME, 1) || TEXT_FIELD(strategy, NAME, 1) ||
+        TEXT_FIELD(exchange, NAME, 1) || TEXT_FIELD(backend, NAME, 1) ||
+        TEXT_FIELD(kernel, NAME, 1) || TEXT_FIELD(verify, NAME_OR_EMPTY, 0))
+        return -1;
+    if (strcmp(row->backend, "cuda") != 0 && strcmp(row->backend, "host") != 0)
+        return bad(&rd, "\"backend\": '%s' is neither cuda nor host", row->backend);
+    if (integer_of(&rd, "devices", 1, MGPU_MAX_DEVICES, &devices) != 0 ||
+        integer_of(&rd, "nx", CMP_MIN_GRID, CMP_MAX_GRID, &row->nx) != 0 ||
+        integer_of(&rd, "ny", CMP_MIN_GRID, CMP_MAX_GRID, &row->ny) != 0 ||
+        integer_of(&rd, "steps", 1, CMP_MAX_STEPS, &row->steps) != 0 ||
+        integer_of(&rd, "repeats", 1, CMP_MAX_RUNS, &repeats) != 0)
+        return -1;
+    row->devices = (int) devices;
+    row->repeats = (int) repeats;
+    if (MEASURE(time_s) || MEASURE(time_min_s) || MEASURE(time_max_s) || MEASURE(us_per_step) ||
+        MEASURE(gcells_per_s) || MEASURE(gbytes_per_s) || MEASURE(exchange_s) ||
+        MEASURE(exchange_share) || MEASURE(copy_gbps) || MEASURE(roofline) ||
+        MEASURE(max_error) || verdict_of(&rd, &row->verified) != 0)
+        return -1;
+    /* results.json also holds what mgpu-compare itself adds; speedup and
+     * efficiency are derived again, never taken on trust. */
+    if (results && (status_of(&rd, &row->status) != 0 || TEXT_FIELD(reason, TEXT, 0)))
+        return -1;
+#undef TEXT_FIELD
+#undef MEASURE
+    if (row->status == RUN_OK && !(row->time_s > 0))
+        return bad(&rd, "\"time_s\": a run that is ok needs a time above 0");
+    return 0;
+}
+
+/* ------------------------------------------------------- results.json */
+
+static int add_run(const cmp_json_object *o, int index, void *arg, char *error, size_t size)
+{
+    cmp_rows *rows = arg;
+    (void) index;
+    cmp_row *row = cmp_rows_add(rows);
+    if (!row) {
+        snprintf(error, size, "out of memory");
+        return -1;
+    }
+    return cmp_row_from_object(row, o, 1, error, size);
+}
+
+int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
+                      size_t error_size)
+{
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        snprintf(error, error_size, "a NUL byte at byte %ld", (long) (nul - text));
+        return -1;
+    }
+    if (len == 0 || strspn(text, " \t\r\n") == len) {
+        snprintf(error, error_size, "empty");
+        return -1;
+    }
+    return cmp_json_parse_array(text, add_run, rows, error, error_size);
+}
+
+int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_size)
+{
+    char why[400];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(error, error_size, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size > CMP_MAX_RESULTS) {
+        snprintf(error, error_size, "%s: %s", path,
+                 S_ISDIR(st.st_mode)   ? "a directory, not a results.json"
+                 : S_ISREG(st.st_mode) ? "larger than " CMP_MAX_RESULTS_TEXT
+                                       : "not a regular file");
+        close(fd);
+        return -1;
+    }
+    size_t len = 0, cap = (size_t) st.st_size + 1;
+    char *text = malloc(cap);
+    ssize_t n = 1;
+    while (text && len < cap - 1 && (n = read(fd, text + len, cap - 1 - len)) != 0) {
+        if (n < 0 && errno != EINTR)
+            break;
+        len += n > 0 ? (size_t) n : 0;
+    }
+    int read_errno = errno;
+    close(fd);
+    if (!text || n < 0) {
+        snprintf(error, error_size, "%s: %s", path, text ? strerror(read_errno) : "out of memory");
+        free(text);
+        return -1;
+    }
+    text[len] = '\0';
+    int rc = cmp_results_parse(text, len, rows, why, sizeof why);
+    if (rc != 0)
+        snprintf(error, error_size, "%s: %s", path, why);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# fuzz-from.sh - mgpu-compare --from's reader under libFuzzer (fuzz-from.c),
+# bounded: FUZZ_SECONDS (default 10) of random and mutated inputs, started
+# from the results.json files in doc/.  Skips (77) where configure found no
+# compiler that builds libFuzzer targets (clang -fsanitize=fuzzer).
+. "$top_srcdir/tests/lib.sh"
+fuzzer="$top_builddir/tests/fuzz-from"
+if [ ! -x "$fuzzer" ]; then
+    echo "SKIP: no libFuzzer: configure found no C compiler that links -fsanitize=fuzzer" \
+        "(install clang and libclang-rt-dev, see tools/install-deps)"
+    exit 77
+fi
+tmp="${TMPDIR:-/tmp}/mgpu-fuzz-from.$$"
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/corpus" "$tmp/seeds"
+n=0
+for f in "$top_srcdir"/doc/*/results.json; do
+    [ -f "$f" ] && cp "$f" "$tmp/seeds/$((n += 1)).json"
+done
+# A few more seeds: the shapes a results file takes at its edges.
+printf '[]\n' >"$tmp/seeds/empty-array.json"
+printf '[{"program": "mgpu-single", "strategy": "single", "exchange": "auto", "devices": 1, "backend": "host", "kernel": "pattern2d", "nx": 3, "ny": 3, "steps": 1, "repeats": 1, "status": "ok", "time_s": 1e-6, "verified": null, "reason": "\\u00e9\\ud83d\\ude00"}]\n' \
+    >"$tmp/seeds/small.json"
+# -max_len: the seeds are up to ~20 kB; mutations may grow them a little.
+"$fuzzer" -max_total_time="${FUZZ_SECONDS:-10}" -max_len=32768 -timeout=10 \
+    -rss_limit_mb=1024 -print_final_stats=1 "$tmp/corpus" "$tmp/seeds" >"$tmp/log" 2>&1
+status=$?
+grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done|#[0-9]+ *DONE)' "$tmp/log"
+if [ "$status" -ne 0 ]; then
+    tail -40 "$tmp/log"
+    echo "FAIL: the fuzzer found an input that crashes, hangs or breaks a rule (exit $status)"
+    exit 1
+fi
+echo "PASS: $(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/log") inputs, no crash"
