@@ -74,13 +74,15 @@ void cmp_print_table(const cmp_rows *rows, FILE *out)
                  "# speedup: the program's own 1-device time in this comparison / time; "
                  "efficiency: speedup / devices\n"
                  "# exchange: time of the same steps with the exchanges alone, as a share "
-                 "of the time\n");
-    fprintf(out, "%-14s %7s %-10s %10s %7s %9s %8s %10s %8s  %s\n", "program", "devices",
-            "exchange", "us/step", "spread", "Gcells/s", "speedup", "efficiency", "exchange",
-            "verified");
+                 "of the time\n"
+                 "# issue, wait: host us a step issuing work and waiting (barriers, devices); "
+                 "device: us a step of the largest part's kernel alone\n");
+    fprintf(out, "%-15s %7s %-10s %10s %7s %9s %8s %10s %8s %7s %7s %7s  %s\n", "program",
+            "devices", "exchange", "us/step", "spread", "Gcells/s", "speedup", "efficiency",
+            "exchange", "issue", "wait", "device", "verified");
     for (int i = 0; i < rows->count; i++) {
         const cmp_row *r = &rows->row[i];
-        fprintf(out, "%-14s %7d %-10s", r->program, r->devices, r->exchange);
+        fprintf(out, "%-15s %7d %-10s", r->program, r->devices, r->exchange);
         if (r->status != RUN_OK) {
             fprintf(out, " %s: %s\n", r->status == RUN_SKIPPED ? "skipped" : "FAILED", r->reason);
             continue;
@@ -92,6 +94,9 @@ void cmp_print_table(const cmp_rows *rows, FILE *out)
         cell(out, 8, 2, r->speedup, "");
         cell(out, 10, 1, 100 * r->efficiency, "%");
         cell(out, 8, 1, 100 * r->exchange_share, "%");
+        cell(out, 7, 1, r->host_issue_us_per_step, "");
+        cell(out, 7, 1, r->host_wait_us_per_step, "");
+        cell(out, 7, 1, r->device_us_per_step, "");
         fprintf(out, "  %s (%s)\n",
                 r->verified > 0    ? "passed"
                 : r->verified == 0 ? "FAILED"
@@ -111,7 +116,7 @@ typedef struct field {
     double number;
 } field;
 
-#define ROW_FIELDS 28
+#define ROW_FIELDS 31
 
 static int row_fields(const cmp_row *r, field *f)
 {
@@ -136,6 +141,9 @@ static int row_fields(const cmp_row *r, field *f)
     NUMBER("time_min_s", r->time_min_s);
     NUMBER("time_max_s", r->time_max_s);
     NUMBER("us_per_step", r->us_per_step);
+    NUMBER("host_issue_us_per_step", r->host_issue_us_per_step);
+    NUMBER("host_wait_us_per_step", r->host_wait_us_per_step);
+    NUMBER("device_us_per_step", r->device_us_per_step);
     NUMBER("gcells_per_s", r->gcells_per_s);
     NUMBER("gbytes_per_s", r->gbytes_per_s);
     NUMBER("exchange_s", r->exchange_s);

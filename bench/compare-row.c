@@ -40,6 +40,7 @@ cmp_row *cmp_rows_add(cmp_rows *rows)
     r->time_s = r->time_min_s = r->time_max_s = r->us_per_step = NAN;
     r->gcells_per_s = r->gbytes_per_s = r->exchange_s = r->exchange_share = NAN;
     r->copy_gbps = r->roofline = r->baseline_s = r->speedup = r->efficiency = NAN;
+    r->host_issue_us_per_step = r->host_wait_us_per_step = r->device_us_per_step = NAN;
     r->max_error = NAN;
     r->verified = -1;
     return r;
@@ -210,7 +211,9 @@ int cmp_row_from_object(cmp_row *row, const cmp_json_object *o, int results, cha
     if (MEASURE(time_s) || MEASURE(time_min_s) || MEASURE(time_max_s) || MEASURE(us_per_step) ||
         MEASURE(gcells_per_s) || MEASURE(gbytes_per_s) || MEASURE(exchange_s) ||
         MEASURE(exchange_share) || MEASURE(copy_gbps) || MEASURE(roofline) ||
-        MEASURE(max_error) || verdict_of(&rd, &row->verified) != 0)
+        MEASURE(host_issue_us_per_step) || MEASURE(host_wait_us_per_step) ||
+        MEASURE(device_us_per_step) || MEASURE(max_error) ||
+        verdict_of(&rd, &row->verified) != 0)
         return -1;
     /* results.json also holds what mgpu-compare itself adds; speedup and
      * efficiency are derived again, never taken on trust. */

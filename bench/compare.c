@@ -37,6 +37,7 @@ static const struct strategy {
     {"single", "single_thread", "mgpu-single"}, {"fork", "fork", "mgpu-fork"},
     {"pthread", "pthread", "mgpu-pthread"},     {"openmp", "openmp", "mgpu-openmp"},
     {"streams", "streams", "mgpu-streams"},     {"mpi", "mpi", "mgpu-mpi"},
+    {"persistent", "persistent", "mgpu-persistent"},
 };
 #define NSTRATEGIES ((int) (sizeof strategies / sizeof strategies[0]))
 
@@ -44,8 +45,8 @@ static const struct strategy {
 static const char *const exchange_names[] = {"peer",   "peer-async", "staged", "direct",
                                              "mapped", "ipc",        "mpi",    NULL};
 #define NEXCHANGES ((int) (sizeof exchange_names / sizeof exchange_names[0]) - 1)
-static const char *const strategy_names[] = {"single",  "fork", "pthread", "openmp",
-                                             "streams", "mpi",  NULL};
+static const char *const strategy_names[] = {"single", "fork", "pthread",    "openmp",
+                                             "streams", "mpi", "persistent", NULL};
 static const char *const backend_names[] = {"auto", "cuda", "host", NULL};
 static const char *const kernel_names[] = {"pattern2d", "jacobi", NULL};
 static const char *const verify_names[] = {"auto", "cpu", "device", "none", NULL};
@@ -187,8 +188,8 @@ static void print_help(void)
     bench_help_line("--repeat=N", "timed runs each, median reported (default 3)");
     bench_help_line("--warmup=N", "untimed runs first (default 1)");
     bench_help_line("--verify=HOW", "auto|cpu|device|none (default auto)");
-    bench_help_line("--strategies=LIST", "some of single,fork,pthread,openmp,streams,mpi "
-                                         "(default: every one built)");
+    bench_help_line("--strategies=LIST", "some of single,fork,pthread,openmp,streams,mpi,"
+                                         "persistent (default: every one built)");
     bench_help_line("--devices=LIST", "device counts, as 1,2,4 or 1-4 (default: 1, 2, 4, ... and "
                                       "all; host backend: 1,2)");
     bench_help_line("--exchanges=LIST", "only these exchange modes, of peer,peer-async,staged,"

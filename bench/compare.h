@@ -42,6 +42,9 @@ typedef struct cmp_row {
     char reason[256]; /* why it failed or was skipped */
     double time_s, time_min_s, time_max_s, us_per_step, gcells_per_s, gbytes_per_s;
     double exchange_s, exchange_share, copy_gbps, roofline;
+    /* Where a step's time went: the host issuing it, the host waiting, and the
+     * largest part's kernel alone (the record's fields of these names). */
+    double host_issue_us_per_step, host_wait_us_per_step, device_us_per_step;
     double baseline_s, speedup, efficiency; /* against this program's 1-device row */
     char verify[8];                         /* how it was verified */
     int verified;                           /* 1 passed, 0 failed, -1 not checked */
