@@ -769,15 +769,12 @@ mgpu_status mgpu_graph_launch(mgpu_graph *graph, mgpu_stream *stream);
 void mgpu_graph_destroy(mgpu_graph *graph);
 
 /* Steps of the stencil domain in one graph (lib/stencil-graph.c), for the
- * strategies that issue them through mgpu_stencil_send, _recv and _compute.
- * Capture: begin (part 0's thread), then every part's thread enters with its
- * part (part 0's too), issues its steps as usual (only asynchronous exchange
- * modes: peer-async, direct), leaves, and once all have left part 0's thread
- * ends the capture.  The steps captured must start at the same buffer parity
- * as each replay.  Replay: one launch on part 0's stream of every part's
- * captured work, ordered after the work issued before it on every part's
- * stream and before the work issued after it; from part 0's thread while no
- * other part's thread issues work.  CUDA backend only. */
+ * strategies that issue them through mgpu_stencil_send, _recv and _compute,
+ * in an asynchronous exchange mode (peer-async, direct).  One thread
+ * captures every part's steps; a replay is one launch, on part 0's stream,
+ * of all of them, ordered after the work issued before it on every part's
+ * stream and before the work issued after it, from one thread while no
+ * other issues work.  CUDA backend only. */
 /* Steps a replay runs at most: launching a graph whose nodes span several
  * devices costs the host about what issuing two of its steps does (measured
  * on H200s), so one launch must carry many. */
@@ -789,10 +786,11 @@ long long mgpu_stencil_graph_steps(long long steps);
 /* Whether STENCIL's steps can be captured: MGPU_ERR_USAGE, with a line that
  * names OPTION, on the host backend or with a synchronous exchange mode. */
 mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *stencil, const char *option);
-mgpu_status mgpu_stencil_capture_begin(mgpu_stencil *stencil);
-mgpu_status mgpu_stencil_capture_enter(mgpu_stencil *stencil, int part);
-mgpu_status mgpu_stencil_capture_leave(mgpu_stencil *stencil, int part);
-mgpu_status mgpu_stencil_capture_end(mgpu_stencil *stencil, int nparts, mgpu_graph **graph);
+/* From freshly reset parts: issue step 0 of every part, then capture steps
+ * 1 to K (mgpu_stencil_graph_steps) into *GRAPH, and wait for step 0 to be
+ * done; the caller resets the parts before its runs. */
+mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *stencil, int nparts, long long k,
+                                       int compute, mgpu_graph **graph);
 mgpu_status mgpu_stencil_replay(mgpu_stencil *stencil, int nparts, mgpu_graph *graph);
 
 /* Book 11.2: a kernel that runs for long tells the host how far it has got

@@ -33,8 +33,8 @@ static const mgpu_extra_option extra[] = {
     {"cpu-control", "one more run, the CPU control field computed in a concurrent OpenMP "
                     "section; reports how much of it the devices' work hid",
      NULL, 0, 1, 1, &cpu_control},
-    {"graph", "the threads capture their devices' steps into one CUDA graph once, thread 0 "
-              "replays it, many steps a launch",
+    {"graph", "every device's steps captured into one CUDA graph once, thread 0 replays "
+              "it, many steps a launch",
      NULL, 0, 0, 1, &use_graph},
     {NULL, NULL, NULL, 0, 0, 0, NULL},
 };
@@ -83,71 +83,18 @@ typedef struct part_thread {
     mgpu_status status;
 } part_thread;
 
-/* Issue the send, or the receive and compute, of part T at STEP. */
-static void issue(part_thread *t, long long step, bool send)
+/* Step STEP: send, the barrier, receive and compute; false when some
+ * thread failed and all leave. */
+static bool one_step(part_thread *t, long long step)
 {
-    if (send && t->status == MGPU_OK)
+    if (t->status == MGPU_OK)
         t->status = mgpu_stencil_send(t->st, t->p, step);
-    if (send)
-        return;
+    if (!arrive(t->failure, t->status, &t->barrier, t->waited))
+        return false;
     t->status = mgpu_stencil_recv(t->st, t->p, step);
     if (t->status == MGPU_OK && t->run->compute)
         t->status = mgpu_stencil_compute(t->st, t->p, step);
-}
-
-/* Step STEP: send, the barrier, receive and compute; false when some
- * thread failed and all leave.  While capturing, one thread at a time (see
- * pthread/pthread.c: threads adding to one graph at once crashed a run). */
-static bool one_step(part_thread *t, long long step, bool capturing)
-{
-    if (capturing) {
-#pragma omp critical(mgpu_capture)
-        issue(t, step, true);
-    } else {
-        issue(t, step, true);
-    }
-    if (!arrive(t->failure, t->status, &t->barrier, t->waited))
-        return false;
-    if (capturing) {
-#pragma omp critical(mgpu_capture)
-        issue(t, step, false);
-    } else {
-        issue(t, step, false);
-    }
     return true;
-}
-
-/* In a parallel region after the reset: a plain step 0, then every thread
- * issues steps 1 to K of its part into one capture that thread 0 began,
- * with the barriers of plain steps between (see pthread/pthread.c); thread
- * 0 ends it, also when another failed in it. */
-static void capture_steps(part_thread *t, graph_steps *g)
-{
-    bool began = false;
-    bool ok = one_step(t, 0, false);
-    if (ok && t->p == 0 && t->status == MGPU_OK) {
-        t->status = mgpu_stencil_capture_begin(t->st);
-        began = t->status == MGPU_OK;
-    }
-    ok = ok && arrive(t->failure, t->status, &t->barrier, t->waited);
-    if (ok) {
-#pragma omp critical(mgpu_capture)
-        t->status = mgpu_stencil_capture_enter(t->st, t->p);
-    }
-    for (long long step = 1; ok && step <= g->k; step++)
-        ok = one_step(t, step, true);
-    if (ok && t->status == MGPU_OK) {
-#pragma omp critical(mgpu_capture)
-        t->status = mgpu_stencil_capture_leave(t->st, t->p);
-    }
-    ok = ok && arrive(t->failure, t->status, &t->barrier, t->waited);
-    if (began) {
-        mgpu_status ended = mgpu_stencil_capture_end(t->st, t->run->ndevices, &g->graph);
-        if (t->status == MGPU_OK)
-            t->status = ended;
-    }
-    if (t->status != MGPU_OK)
-        mgpu_failure_record(t->failure, t->status, t->barrier);
 }
 
 /* With a graph: step 0, then thread 0 replays it while the others wait at
@@ -157,7 +104,7 @@ static long long replay(part_thread *t, const graph_steps *g)
     long long steps = t->run->opt->steps, step = 1;
     if (!g->graph || steps == 0)
         return 0;
-    if (!one_step(t, 0, false) || !arrive(t->failure, t->status, &t->barrier, t->waited))
+    if (!one_step(t, 0) || !arrive(t->failure, t->status, &t->barrier, t->waited))
         return -1;
     for (; step + g->k <= steps; step += g->k) {
         if (t->p != 0)
@@ -182,7 +129,7 @@ static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *fa
     if (step < 0)
         return;
     for (; step < run->opt->steps; step++)
-        if (!one_step(&t, step, false))
+        if (!one_step(&t, step))
             return;
     double before = mgpu_now();
     if (t.status == MGPU_OK)
@@ -196,8 +143,8 @@ static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *fa
  * region's start to its end.  *WAITED gets the seconds the threads spent at
  * barriers, summed, and *SYNCED those they spent waiting for their devices
  * at the end. */
-static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, graph_steps *g,
-                            bool capture, double *seconds, double *waited, double *synced)
+static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, const graph_steps *g,
+                            double *seconds, double *waited, double *synced)
 {
     int n = run->ndevices;
     for (int p = 0; p < n; p++) {
@@ -213,11 +160,7 @@ static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, graph_steps *
         /* Every thread sees the same team size, so all take the same branch
          * and none waits at a barrier the others skip. */
         int got = omp_get_num_threads();
-        if (got == n && capture) {
-            int p = omp_get_thread_num();
-            part_thread t = {st, run, p, &failure, 0, &sum, mgpu_device_set(device_of(st, p))};
-            capture_steps(&t, g);
-        } else if (got == n) {
+        if (got == n) {
             steps(st, run, omp_get_thread_num(), &failure, g, &sum, &sync_sum);
         } else if (omp_get_thread_num() == 0) {
             mgpu_status status = mgpu_error_set(MGPU_ERR_SYSTEM, "OpenMP gave %d threads, %d "
@@ -235,7 +178,7 @@ static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, graph_steps *
 /* Book 10.6: one section drives the devices, the other computes the CPU
  * control field.  The share of the CPU's time during which the devices also
  * worked was hidden; the book compares the two results. */
-static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, graph_steps *g,
+static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, const graph_steps *g,
                                float *control)
 {
     const mgpu_options *opt = run->opt;
@@ -250,7 +193,7 @@ static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, graph_step
 #pragma omp section
         {
             double seconds, waited, synced, begin = mgpu_now();
-            mgpu_status status = run_once(st, run, g, false, &seconds, &waited, &synced);
+            mgpu_status status = run_once(st, run, g, &seconds, &waited, &synced);
             devices_s = mgpu_now() - begin;
             if (status != MGPU_OK)
                 mgpu_failure_record(&failure, status, 0);
@@ -290,18 +233,14 @@ static mgpu_status gather(mgpu_stencil *st, const mgpu_run *run)
     return MGPU_OK;
 }
 
-static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, graph_steps *g, float *control)
+static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g, float *control)
 {
     double waited = 0.0;
-    if (g->k > 0) {
-        double seconds, capture_waited, synced;
-        MGPU_TRY(run_once(st, run, g, true, &seconds, &capture_waited, &synced));
-        if (run->record)
-            mgpu_record_set_number(run->record, "graph_steps", (double) g->k);
-    }
+    if (g->graph && run->record)
+        mgpu_record_set_number(run->record, "graph_steps", (double) g->k);
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         double seconds, run_waited, run_synced;
-        mgpu_status status = run_once(st, run, g, false, &seconds, &run_waited, &run_synced);
+        mgpu_status status = run_once(st, run, g, &seconds, &run_waited, &run_synced);
         if (status != MGPU_OK)
             return status;
         if (r >= run->warmup) {
@@ -352,10 +291,17 @@ static mgpu_status openmp(void *ctx, mgpu_run *run)
             status = mgpu_error_set(MGPU_ERR_NOMEM, "--cpu-control: %zu bytes of host memory",
                                     bytes);
     }
+    /* --graph: this thread captures every device's steps once, as
+     * mgpu-single does (lib/stencil-graph.c says why not each thread its
+     * own); thread 0 of each run replays them. */
     graph_steps g = {NULL, 0};
     if (status == MGPU_OK && use_graph && (status = mgpu_stencil_graph_check(st, "--graph")) ==
                                               MGPU_OK)
         g.k = mgpu_stencil_graph_steps(opt->steps);
+    for (int p = 0; p < run->ndevices && status == MGPU_OK && g.k > 0; p++)
+        status = mgpu_stencil_reset(st, p);
+    if (status == MGPU_OK && g.k > 0)
+        status = mgpu_stencil_capture_steps(st, run->ndevices, g.k, run->compute, &g.graph);
     if (status == MGPU_OK)
         status = runs(st, run, &g, control);
     mgpu_graph_destroy(g.graph);

@@ -52,8 +52,8 @@ static const mgpu_extra_option extra[] = {
     {"cpu-control", "with --mode=persistent: the main thread computes the CPU control field "
                     "between the barriers; reports how much of it the devices' work hid",
      NULL, 0, 1, 1, &cpu_control},
-    {"graph", "with --mode=step: the workers capture their devices' steps into one CUDA "
-              "graph once, worker 0 replays it, many steps a launch",
+    {"graph", "with --mode=step: every device's steps captured into one CUDA graph once, "
+              "worker 0 replays it, many steps a launch",
      NULL, 0, 0, 1, &use_graph},
     {NULL, NULL, NULL, 0, 0, 0, NULL},
 };
@@ -95,7 +95,6 @@ struct team {
     long long commands;              /* and how many came before it */
     mgpu_graph *graph;               /* --graph: steps 1..graph_steps */
     long long graph_steps;
-    bool capturing;                  /* set and cleared by worker 0 between barriers */
     worker workers[MGPU_MAX_DEVICES];
 };
 
@@ -171,73 +170,18 @@ static bool arrive(worker *w, mgpu_status status, bool counted)
 }
 
 /* Step STEP of the worker's part: send, the barrier, receive and compute.
- * False when some worker failed and all leave.  While the steps are being
- * captured (--graph) the workers issue them one at a time: each call adds
- * to the one graph being built, and with workers adding at once the process
- * died of a segmentation fault on 2 H200s, in direct mode (the capture
- * happens once; its speed is no matter). */
+ * False when some worker failed and all leave. */
 static bool one_step(worker *w, mgpu_status *status, long long step, bool timed)
 {
     team *t = w->team;
-    bool capturing = t->capturing;
-    if (capturing)
-        pthread_mutex_lock(&t->gate);
     if (*status == MGPU_OK)
         *status = mgpu_stencil_send(t->st, w->part, step);
-    if (capturing)
-        pthread_mutex_unlock(&t->gate);
     if (!arrive(w, *status, timed))
         return false;
-    if (capturing)
-        pthread_mutex_lock(&t->gate);
     *status = mgpu_stencil_recv(t->st, w->part, step);
     if (*status == MGPU_OK && t->run->compute)
         *status = mgpu_stencil_compute(t->st, w->part, step);
-    if (capturing)
-        pthread_mutex_unlock(&t->gate);
     return true;
-}
-
-/* --graph: after a plain step 0 (its send fills the halos the reset
- * poisoned), every worker issues steps 1 to graph_steps of its part into one
- * capture that worker 0 began, with the barriers of plain steps between: the
- * events they order are the graph's edges.  Worker 0 ends the capture, also
- * when another failed in it, and all wait for that before going on. */
-static bool capture(worker *w, mgpu_status *status)
-{
-    team *t = w->team;
-    int p = w->part;
-    bool began = false, ok;
-    if (*status == MGPU_OK)
-        *status = mgpu_stencil_reset(t->st, p);
-    ok = arrive(w, *status, false) && one_step(w, status, 0, false);
-    if (ok && p == 0 && *status == MGPU_OK) {
-        *status = mgpu_stencil_capture_begin(t->st);
-        began = t->capturing = *status == MGPU_OK;
-    }
-    ok = ok && arrive(w, *status, false);
-    if (ok) {
-        pthread_mutex_lock(&t->gate);
-        *status = mgpu_stencil_capture_enter(t->st, p);
-        pthread_mutex_unlock(&t->gate);
-    }
-    for (long long step = 1; ok && step <= t->graph_steps; step++)
-        ok = one_step(w, status, step, false);
-    if (ok && *status == MGPU_OK) {
-        pthread_mutex_lock(&t->gate);
-        *status = mgpu_stencil_capture_leave(t->st, p);
-        pthread_mutex_unlock(&t->gate);
-    }
-    ok = ok && arrive(w, *status, false);
-    if (began) {
-        t->capturing = false;
-        mgpu_status ended = mgpu_stencil_capture_end(t->st, t->n, &t->graph);
-        if (*status == MGPU_OK)
-            *status = ended;
-    }
-    /* Nobody issues plain work (a reset's copies) while the capture, global
-     * to the process, is still open. */
-    return ok && arrive(w, *status, false);
 }
 
 /* With a graph, after step 0 worker 0 replays it while the others wait at
@@ -280,8 +224,6 @@ static void *step_worker(void *arg)
         return NULL;
     mgpu_host_share_cores(run->ndevices);
     mgpu_status status = mgpu_device_set(device_of(st, p));
-    if (t->graph_steps > 0 && !capture(w, &status))
-        return NULL;
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         bool timed = r >= run->warmup;
         if (status == MGPU_OK)
@@ -330,8 +272,6 @@ static mgpu_status step_mode(team *t)
     pthread_barrier_destroy(&t->barrier);
     if (status == MGPU_OK && t->run->record && t->graph)
         mgpu_record_set_number(t->run->record, "graph_steps", (double) t->graph_steps);
-    mgpu_graph_destroy(t->graph);
-    t->graph = NULL;
     if (status == MGPU_OK && t->run->record && t->run->compute) {
         double waited = 0.0;
         for (int p = 0; p < t->n; p++)
@@ -562,8 +502,16 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
     }
     t->run = run;
     t->n = run->ndevices;
+    /* --graph: the main thread captures every device's steps once, as
+     * mgpu-single does (lib/stencil-graph.c says why not the workers);
+     * worker 0 replays them. */
     if (use_graph && (status = mgpu_stencil_graph_check(t->st, "--graph")) == MGPU_OK)
         t->graph_steps = mgpu_stencil_graph_steps(opt->steps);
+    for (int p = 0; p < t->n && status == MGPU_OK && t->graph_steps > 0; p++)
+        status = mgpu_stencil_reset(t->st, p);
+    if (status == MGPU_OK && t->graph_steps > 0)
+        status = mgpu_stencil_capture_steps(t->st, t->n, t->graph_steps, run->compute,
+                                            &t->graph);
     mgpu_failure_init(&t->failure);
     pthread_mutex_init(&t->gate, NULL);
     if (run->record) {
@@ -586,6 +534,7 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
             control_compare(cp, run->field, run->record);
     }
     control_free(&c);
+    mgpu_graph_destroy(t->graph);
     pthread_mutex_destroy(&t->gate);
     mgpu_stencil_destroy(t->st);
     free(t);

@@ -81,24 +81,12 @@ typedef struct graph_steps {
 
 static mgpu_status capture(mgpu_stencil *st, const mgpu_run *run, graph_steps *g)
 {
-    int n = run->ndevices;
-    long long steps = run->opt->steps;
-    g->k = mgpu_stencil_graph_steps(steps);
+    g->k = mgpu_stencil_graph_steps(run->opt->steps);
     if (g->k == 0)
         return MGPU_OK;
-    for (int p = 0; p < n; p++)
+    for (int p = 0; p < run->ndevices; p++)
         MGPU_TRY(mgpu_stencil_reset(st, p));
-    MGPU_TRY(one_step(st, n, 0, run->compute));
-    MGPU_TRY(mgpu_stencil_capture_begin(st));
-    mgpu_status status = MGPU_OK;
-    for (int p = 0; p < n && status == MGPU_OK; p++)
-        status = mgpu_stencil_capture_enter(st, p);
-    for (long long step = 1; step <= g->k && status == MGPU_OK; step++)
-        status = one_step(st, n, step, run->compute);
-    for (int p = 0; p < n && status == MGPU_OK; p++)
-        status = mgpu_stencil_capture_leave(st, p);
-    mgpu_status ended = mgpu_stencil_capture_end(st, n, &g->graph);
-    return status != MGPU_OK ? status : ended;
+    return mgpu_stencil_capture_steps(st, run->ndevices, g->k, run->compute, &g->graph);
 }
 
 /* STEPS steps on N devices, from the graph where there is one; the host
