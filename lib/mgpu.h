@@ -776,8 +776,9 @@ void mgpu_graph_destroy(mgpu_graph *graph);
  * stream and before the work issued after it, from one thread while no
  * other issues work.  CUDA backend only. */
 /* Steps a replay runs at most: launching a graph whose nodes span several
- * devices costs the host about what issuing two of its steps does (measured
- * on H200s), so one launch must carry many. */
+ * devices costs the host about what issuing its kernels plainly would (165 us
+ * for 32 steps of two H200s), so one launch carries many steps, and the host
+ * calls that order it before and after (four a part) are paid once for all. */
 #define MGPU_GRAPH_STEPS 32
 /* The steps to capture for a run of STEPS: an even number (each replay then
  * starts at the buffer parity the capture did) after a plain step 0, whose

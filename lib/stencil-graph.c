@@ -21,6 +21,8 @@
 #include "config.h"
 #endif
 
+#include <stdio.h>
+
 #include "mgpu-private.h"
 
 /* The origin's part; the fork and join events are the stencil's own. */
@@ -64,12 +66,6 @@ mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
     return MGPU_OK;
 }
 
-static mgpu_status capture_begin(mgpu_stencil *st)
-{
-    MGPU_TRY(mgpu_device_set(device_of(st, ORIGIN)));
-    MGPU_TRY(mgpu_graph_begin(mgpu_stencil_stream(st, ORIGIN)));
-    return record_on(st, ORIGIN, mgpu_stencil_fork_event(st));
-}
 
 static mgpu_status capture_enter(mgpu_stencil *st, int part)
 {
@@ -81,22 +77,26 @@ static mgpu_status capture_leave(mgpu_stencil *st, int part)
     return part == ORIGIN ? MGPU_OK : record_on(st, part, mgpu_stencil_join_event(st, part));
 }
 
-static mgpu_status capture_end(mgpu_stencil *st, int nparts, mgpu_graph **graph)
+/* End the capture that STATUS says how it went, whatever that was: the
+ * stream must leave capture mode.  After a failure the graph is dropped and
+ * the first failure's message is the one that stays. */
+static mgpu_status capture_end(mgpu_stencil *st, int nparts, mgpu_status status,
+                               mgpu_graph **graph)
 {
     *graph = NULL;
-    mgpu_status status = MGPU_OK;
     for (int p = 0; p < nparts && status == MGPU_OK; p++)
         if (p != ORIGIN)
             status = wait_on(st, ORIGIN, mgpu_stencil_join_event(st, p));
+    char first[512];
+    snprintf(first, sizeof first, "%s", mgpu_last_error());
     mgpu_status ended = mgpu_device_set(device_of(st, ORIGIN));
     if (ended == MGPU_OK)
         ended = mgpu_graph_end(mgpu_stencil_stream(st, ORIGIN), graph);
-    if (status != MGPU_OK) {
-        mgpu_graph_destroy(*graph);
-        *graph = NULL;
-        return status;
-    }
-    return ended;
+    if (status == MGPU_OK)
+        return ended;
+    mgpu_graph_destroy(*graph);
+    *graph = NULL;
+    return mgpu_fail(status, "%s", first);
 }
 
 /* One step of every part, as mgpu-single issues it: every part sends, then
@@ -122,19 +122,22 @@ mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *st, int nparts, long long k
     *graph = NULL;
     int current;
     MGPU_TRY(mgpu_device_get(&current));
+    /* A fault asked for at a captured step fails here, with its own message,
+     * not inside the capture; the replays check the steps they run. */
+    for (int p = 0; p < nparts && compute; p++)
+        for (long long step = 1; step <= k; step++)
+            MGPU_TRY(mgpu_fault_check(p, step));
     MGPU_TRY(issue_step(st, nparts, 0, compute));
-    MGPU_TRY(capture_begin(st));
-    mgpu_status status = MGPU_OK;
+    MGPU_TRY(mgpu_device_set(device_of(st, ORIGIN)));
+    MGPU_TRY(mgpu_graph_begin(mgpu_stencil_stream(st, ORIGIN)));
+    mgpu_status status = record_on(st, ORIGIN, mgpu_stencil_fork_event(st));
     for (int p = 0; p < nparts && status == MGPU_OK; p++)
         status = capture_enter(st, p);
     for (long long step = 1; step <= k && status == MGPU_OK; step++)
         status = issue_step(st, nparts, step, compute);
     for (int p = 0; p < nparts && status == MGPU_OK; p++)
         status = capture_leave(st, p);
-    /* The capture ends whatever happened, so that the stream leaves it. */
-    mgpu_status ended = capture_end(st, nparts, graph);
-    MGPU_TRY(status);
-    MGPU_TRY(ended);
+    MGPU_TRY(capture_end(st, nparts, status, graph));
     /* Step 0 ran; the steps captured did not.  Nothing may still run on the
      * buffers when the caller resets them. */
     for (int p = 0; p < nparts; p++)

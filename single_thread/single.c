@@ -156,7 +156,11 @@ static mgpu_status single_thread(void *ctx, mgpu_run *run)
         mgpu_record_set_text(run->record, "context", context_names[context]);
     }
     graph_steps g = {NULL, 0};
-    if (use_graph)
+    if (use_graph && context == CONTEXT_DRIVER)
+        status = mgpu_error_set(MGPU_ERR_USAGE, "--graph: the capture and its replays switch "
+                                                "devices with cudaSetDevice; not with "
+                                                "--context=driver (accepted: --context=runtime)");
+    else if (use_graph)
         status = mgpu_stencil_graph_check(st, "--graph");
     if (status == MGPU_OK && use_graph)
         status = capture(st, run, &g);

@@ -1,12 +1,14 @@
 /* streams.c - mgpu-streams: one host thread drives every device through
  * asynchronous streams and events (book chapter 11).
  *
- * By default each step overlaps the halo exchange with the computation
- * (overlap.c): every device computes its edge rows first and sends them to
- * its neighbours while its interior computes, and the host never waits for a
- * device until the run ends.  --overlap=off issues the same without the
- * overlap, and each run measures the other setting too, so that the gain is
- * measured in one run.  --graph replays the steps from a CUDA graph
+ * With --overlap=on each step overlaps the halo exchange with the
+ * computation (overlap.c): every device computes its edge rows first and
+ * sends them to its neighbours while its interior computes, and the host
+ * never waits for a device until the run ends.  --overlap=off issues one
+ * kernel a step instead, which in mode direct sends the edge rows as it
+ * computes them; auto, the default, overlaps where a device's share is large
+ * enough to pay for it.  Each run measures the other setting too, so that
+ * the gain is measured in one run.  --graph replays the steps from a CUDA graph
  * (graph.c), --pipeline streams a field held in host memory through the
  * devices in chunks (pipeline-run.c), and --monitor runs all steps in one
  * persistent kernel per device whose progress a monitor kernel reports to the
@@ -41,7 +43,8 @@ static const mgpu_extra_option extra[] = {
                 "step, which in mode direct also sends them; auto (default): on where each "
                 "device has 32Mi cells or more and there is more than one",
      overlap_names, 0, 2, 0, &options.overlap},
-    {"graph", "capture two steps of every device into a CUDA graph once, then replay it",
+    {"graph", "capture up to 32 steps of every device into a CUDA graph once, then replay "
+              "it",
      NULL, 0, 0, 1, &options.graph},
     {"compare-exchange", "also time the halos alone with cudaMemcpyPeer and "
                          "cudaMemcpyPeerAsync (the book's table 11.1)",
