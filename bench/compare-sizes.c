@@ -172,16 +172,20 @@ static cmp_size size_of(const cmp_row *r) { return (cmp_size){r->nx, r->ny}; }
 
 int cmp_rows_next_size(const cmp_rows *rows, int ok_only, const cmp_size *after, cmp_size *next)
 {
+    /* AFTER may be NEXT (a loop walks the sizes in one variable): it is
+     * read before NEXT is written. */
+    cmp_size from = after ? *after : (cmp_size){0, 0}, best = {0, 0};
     int found = 0;
     for (int i = 0; i < rows->count; i++) {
         cmp_size s = size_of(&rows->row[i]);
-        if ((ok_only && rows->row[i].status != RUN_OK) ||
-            (after && cmp_size_order(&s, after) <= 0))
+        if ((ok_only && rows->row[i].status != RUN_OK) || cmp_size_order(&s, &from) <= 0)
             continue;
-        if (!found || cmp_size_order(&s, next) < 0)
-            *next = s;
+        if (!found || cmp_size_order(&s, &best) < 0)
+            best = s;
         found = 1;
     }
+    if (found)
+        *next = best;
     return found;
 }
 
