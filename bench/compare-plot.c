@@ -69,6 +69,16 @@ static int max_devices(const cmp_rows *rows, const cmp_size *at)
     return most;
 }
 
+/* A number of a data block, or "-" (set datafile missing) where there is
+ * none. */
+static void data_cell(FILE *gp, double value)
+{
+    if (isfinite(value))
+        fprintf(gp, " %.4f", value);
+    else
+        fputs(" -", gp);
+}
+
 /* $scaling: a row per device count, a column per program, the best speedup
  * of its modes at the grid AT; "-" where the program did not run. */
 static void write_scaling(FILE *gp, const cmp_rows *rows, const cmp_size *at, names *programs)
@@ -100,12 +110,8 @@ static void write_scaling(FILE *gp, const cmp_rows *rows, const cmp_size *at, na
         if (!any)
             continue;
         fprintf(gp, "%d", d);
-        for (int p = 0; p < programs->count; p++) {
-            if (isfinite(best[p]))
-                fprintf(gp, " %.4f", best[p]);
-            else
-                fputs(" -", gp);
-        }
+        for (int p = 0; p < programs->count; p++)
+            data_cell(gp, best[p]);
         fputc('\n', gp);
     }
     fputs("EOD\n", gp);
@@ -139,10 +145,7 @@ static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int 
                     strcmp(r->exchange, modes->name[m]) == 0)
                     value = r->gcells_per_s;
             }
-            if (isfinite(value))
-                fprintf(gp, " %.4f", value);
-            else
-                fputs(" -", gp);
+            data_cell(gp, value);
         }
         fputc('\n', gp);
     }
@@ -174,11 +177,7 @@ static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int f
             if (r->devices < from || !cmp_first_of_pair(rows, i))
                 continue;
             const cmp_row *best = cmp_fastest(rows, r->program, r->devices, &s);
-            double v = best ? value(best) : NAN;
-            if (isfinite(v))
-                fprintf(gp, " %.6g", v);
-            else
-                fputs(" -", gp);
+            data_cell(gp, best ? value(best) : NAN);
         }
         fputc('\n', gp);
     }
