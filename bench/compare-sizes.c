@@ -198,7 +198,10 @@ int cmp_rows_size_count(const cmp_rows *rows, int ok_only)
     return count;
 }
 
-int cmp_row_at(const cmp_row *r, const cmp_size *size) { return r->nx == size->nx && r->ny == size->ny; }
+int cmp_row_at(const cmp_row *r, const cmp_size *size)
+{
+    return r->nx == size->nx && r->ny == size->ny;
+}
 
 int cmp_first_of_pair(const cmp_rows *rows, int i)
 {
@@ -261,11 +264,15 @@ void cmp_print_crossover(const cmp_rows *rows, FILE *out)
     fprintf(out, "\n# crossover: the smallest grid at which N devices are at least %.1fx faster "
                  "than the program's own 1-device run (the fastest exchange mode at each size)\n",
             CMP_CROSSOVER);
+    int pairs = 0;
     for (int i = 0; i < rows->count; i++) {
         const cmp_row *r = &rows->row[i];
         if (r->devices < 2 || !cmp_first_of_pair(rows, i))
             continue;
         fprintf(out, "crossover %-15s %2d devices: ", r->program, r->devices);
         crossover_of(rows, r->program, r->devices, out);
+        pairs++;
     }
+    if (!pairs)
+        fprintf(out, "# none: no run on more than one device succeeded\n");
 }

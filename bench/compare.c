@@ -563,7 +563,8 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
     if (pl->sizes > 1)
         snprintf(grid, sizeof grid, "%lld x %lld, ", pl->nx, pl->ny);
     fprintf(stderr, "%s: [%*d/%d] %s%s, %d device%s, %s ... ", COMPARE_NAME,
-            pl->total >= 10 ? 2 : 1, ++pl->done, pl->total, grid, prog->s->program, devices, devices == 1 ? "" : "s", exchange);
+            pl->total >= 10 ? 2 : 1, ++pl->done, pl->total, grid, prog->s->program, devices,
+            devices == 1 ? "" : "s", exchange);
     fflush(stderr);
     cmp_output out;
     char error[256];
@@ -810,13 +811,18 @@ static int write_set(const cmp_rows *rows, const char *dir, int results)
         return 1;
     if (results)
         fprintf(stderr, "%s: results: %s/results.csv, %s/results.json\n", COMPARE_NAME, dir, dir);
-    if (plots == CMP_PLOTS_MADE) {
-        fprintf(stderr, "%s: plots: %s/scaling.{png,svg}, %s/exchange-modes.{png,svg}",
-                COMPARE_NAME, dir, dir);
-        if (cmp_rows_size_count(rows, 1) > 1)
-            fprintf(stderr, ", %s/sizes-time.{png,svg}, %s/sizes-efficiency.{png,svg}", dir, dir);
-        fputc('\n', stderr);
+    /* The plots that are there: which of them a set has depends on its
+     * runs (sizes, device counts). */
+    int listed = 0;
+    for (int i = 0; plots == CMP_PLOTS_MADE && cmp_plot_files[i]; i++) {
+        const char *name = cmp_plot_files[i], *png = strstr(name, ".png");
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (png && !png[4] && access(path, F_OK) == 0)
+            fprintf(stderr, "%s %s/%.*s.{png,svg}", listed++ ? "," : COMPARE_NAME ": plots:",
+                    dir, (int) (png - name), name);
     }
+    if (listed)
+        fputc('\n', stderr);
     return plots == CMP_PLOTS_FAILED;
 }
 
