@@ -1,6 +1,9 @@
 /* compare-plot.c - the plots of a comparison: speedup against devices, one
  * line per program (its best exchange mode at each device count), and the
- * exchange modes side by side at the largest device count.  The data go
+ * exchange modes side by side at the largest device count, both at the
+ * largest grid; and, when the runs span several grid sizes, the time per
+ * step (log-log) and the efficiency against the grid's cells, one line per
+ * program and device count (its fastest exchange mode at each size).  The data go
  * into one gnuplot script, DIR/plots.gp, that draws both as PNG and SVG;
  * it stays there, so that a user can restyle the plots and draw them again
  * with `cd DIR && gnuplot plots.gp'.  gnuplot is found at run time ($GNUPLOT,
@@ -26,8 +29,7 @@
 
 #define MAX_NAMES 32
 
-const char *const cmp_plot_files[] = {CMP_PLOT_SCRIPT,     "scaling.png",        "scaling.svg",
-                                      "exchange-modes.png", "exchange-modes.svg", NULL};
+const char *const cmp_plot_files[] = {CMP_PLOT_FILE_NAMES, NULL};
 
 /* Distinct strings, in order of first appearance. */
 typedef struct names {
@@ -47,24 +49,44 @@ static int index_of(names *set, const char *name, int add)
     return set->count++;
 }
 
-static int max_devices(const cmp_rows *rows)
+/* "single" for "mgpu-single": six full names overlap under
+ * their bars, a dozen crowd a key. */
+static const char *short_name(const char *program)
+{
+    return strncmp(program, "mgpu-", 5) == 0 ? program + 5 : program;
+}
+
+/* The most devices a run that succeeded had (AT: at that grid; NULL: at
+ * any), or 0. */
+static int max_devices(const cmp_rows *rows, const cmp_size *at)
 {
     int most = 0;
     for (int i = 0; i < rows->count; i++) {
-        if (rows->row[i].status == RUN_OK && rows->row[i].devices > most)
-            most = rows->row[i].devices;
+        const cmp_row *r = &rows->row[i];
+        if (r->status == RUN_OK && (!at || cmp_row_at(r, at)) && r->devices > most)
+            most = r->devices;
     }
     return most;
 }
 
-/* $scaling: a row per device count, a column per program, the best speedup
- * of its modes; "-" where the program did not run. */
-static void write_scaling(FILE *gp, const cmp_rows *rows, names *programs)
+/* A number of a data block, or "-" (set datafile missing) where there is
+ * none. */
+static void data_cell(FILE *gp, double value)
 {
-    int most = max_devices(rows);
+    if (isfinite(value))
+        fprintf(gp, " %.4f", value);
+    else
+        fputs(" -", gp);
+}
+
+/* $scaling: a row per device count, a column per program, the best speedup
+ * of its modes at the grid AT; "-" where the program did not run. */
+static void write_scaling(FILE *gp, const cmp_rows *rows, const cmp_size *at, names *programs)
+{
+    int most = max_devices(rows, at);
     fputs("$scaling << EOD\ndevices", gp);
     for (int i = 0; i < rows->count; i++) {
-        if (rows->row[i].status == RUN_OK)
+        if (rows->row[i].status == RUN_OK && cmp_row_at(&rows->row[i], at))
             index_of(programs, rows->row[i].program, 1);
     }
     for (int p = 0; p < programs->count; p++)
@@ -78,7 +100,8 @@ static void write_scaling(FILE *gp, const cmp_rows *rows, names *programs)
         for (int i = 0; i < rows->count; i++) {
             const cmp_row *r = &rows->row[i];
             int p = index_of(programs, r->program, 0);
-            if (r->status != RUN_OK || r->devices != d || p < 0 || !isfinite(r->speedup))
+            if (r->status != RUN_OK || r->devices != d || !cmp_row_at(r, at) || p < 0 ||
+                !isfinite(r->speedup))
                 continue;
             if (!(best[p] >= r->speedup))
                 best[p] = r->speedup;
@@ -87,25 +110,22 @@ static void write_scaling(FILE *gp, const cmp_rows *rows, names *programs)
         if (!any)
             continue;
         fprintf(gp, "%d", d);
-        for (int p = 0; p < programs->count; p++) {
-            if (isfinite(best[p]))
-                fprintf(gp, " %.4f", best[p]);
-            else
-                fputs(" -", gp);
-        }
+        for (int p = 0; p < programs->count; p++)
+            data_cell(gp, best[p]);
         fputc('\n', gp);
     }
     fputs("EOD\n", gp);
 }
 
 /* $modes: a row per program, a column per exchange mode, Gcells/s at the
- * largest device count. */
-static void write_modes(FILE *gp, const cmp_rows *rows, int most, names *modes)
+ * largest device count at the grid AT. */
+static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int most,
+                        names *modes)
 {
     names programs = {.count = 0};
     for (int i = 0; i < rows->count; i++) {
         const cmp_row *r = &rows->row[i];
-        if (r->status == RUN_OK && r->devices == most) {
+        if (r->status == RUN_OK && r->devices == most && cmp_row_at(r, at)) {
             index_of(&programs, r->program, 1);
             index_of(modes, r->exchange, 1);
         }
@@ -115,26 +135,90 @@ static void write_modes(FILE *gp, const cmp_rows *rows, int most, names *modes)
         fprintf(gp, " \"%s\"", modes->name[m]);
     fputc('\n', gp);
     for (int p = 0; p < programs.count; p++) {
-        /* "single", not "mgpu-single": six full names overlap under their bars. */
-        const char *name = programs.name[p];
-        fprintf(gp, "\"%s\"", strncmp(name, "mgpu-", 5) == 0 ? name + 5 : name);
+        fprintf(gp, "\"%s\"", short_name(programs.name[p]));
         for (int m = 0; m < modes->count; m++) {
             double value = NAN;
             for (int i = 0; i < rows->count; i++) {
                 const cmp_row *r = &rows->row[i];
-                if (r->status == RUN_OK && r->devices == most &&
+                if (r->status == RUN_OK && r->devices == most && cmp_row_at(r, at) &&
                     strcmp(r->program, programs.name[p]) == 0 &&
                     strcmp(r->exchange, modes->name[m]) == 0)
                     value = r->gcells_per_s;
             }
-            if (isfinite(value))
-                fprintf(gp, " %.4f", value);
-            else
-                fputs(" -", gp);
+            data_cell(gp, value);
         }
         fputc('\n', gp);
     }
     fputs("EOD\n", gp);
+}
+
+/* $NAME: a row per grid size (its cells and "NXxNY"), a column per program
+ * and device count (FROM devices up) with the VALUE of its fastest row at
+ * that size; "-" where it did not run.  The number of columns, or 0 when
+ * there is none. */
+static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int from,
+                         double (*value)(const cmp_row *))
+{
+    int columns = 2;
+    fprintf(gp, "$%s << EOD\ncells size", name);
+    for (int i = 0; i < rows->count; i++) {
+        const cmp_row *r = &rows->row[i];
+        if (r->devices >= from && cmp_first_of_pair(rows, i)) {
+            fprintf(gp, " \"%s, %d\"", short_name(r->program), r->devices);
+            columns++;
+        }
+    }
+    fputc('\n', gp);
+    cmp_size s;
+    for (const cmp_size *after = NULL; cmp_rows_next_size(rows, 1, after, &s); after = &s) {
+        fprintf(gp, "%lld \"%lldx%lld\"", s.nx * s.ny, s.nx, s.ny);
+        for (int i = 0; i < rows->count; i++) {
+            const cmp_row *r = &rows->row[i];
+            if (r->devices < from || !cmp_first_of_pair(rows, i))
+                continue;
+            const cmp_row *best = cmp_fastest(rows, r->program, r->devices, &s);
+            data_cell(gp, best ? value(best) : NAN);
+        }
+        fputc('\n', gp);
+    }
+    fputs("EOD\n", gp);
+    return columns > 2 ? columns : 0;
+}
+
+static double us_per_step(const cmp_row *r) { return r->us_per_step; }
+static double efficiency(const cmp_row *r) { return r->efficiency; }
+
+/* The plots against grid size, within the loop over formats. */
+static void plot_sizes(FILE *gp, int time_columns, int efficiency_columns)
+{
+    fprintf(gp,
+            "    set output \"sizes-time.\".format\n"
+            "    set key outside below\n"
+            "    set title \"time per step against grid size, fastest exchange mode\\n\".across\n"
+            "    set xlabel \"grid cells\"\n"
+            "    set ylabel \"us per step\"\n"
+            "    set logscale xy\n"
+            "    set xrange [*:*]\n"
+            "    set yrange [*:*]\n"
+            "    set xtics autofreq rotate by -30\n"
+            "    plot for [c=3:%d] $time using 1:c:xtic(2) with linespoints lw 2 pt 7 "
+            "title columnhead(c)\n",
+            time_columns);
+    if (efficiency_columns)
+        fprintf(gp,
+                "    set output \"sizes-efficiency.\".format\n"
+                "    set title \"parallel efficiency against grid size (speedup over the "
+                "program's own 1-device run at that grid / devices)\\n\".across\n"
+                "    set ylabel \"efficiency\"\n"
+                "    unset logscale y\n"
+                "    set yrange [0:*]\n"
+                "    plot for [c=3:%d] $efficiency using 1:c:xtic(2) with linespoints lw 2 "
+                "pt 7 title columnhead(c), \\\n"
+                "         1 with lines dt 2 lc rgb \"gray\" title \"ideal\"\n",
+                efficiency_columns);
+    fputs("    unset logscale\n"
+          "    set xtics norotate\n",
+          gp);
 }
 
 static int write_script(const char *dir, const cmp_rows *rows, int host)
@@ -149,17 +233,30 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
     const cmp_row *m = NULL;
     for (int i = 0; i < rows->count && !m; i++)
         m = rows->row[i].status == RUN_OK ? &rows->row[i] : NULL;
-    int most = max_devices(rows);
+    /* Scaling and exchange modes at the largest grid: there the devices
+     * have the most work each, as in a comparison at one size. */
+    cmp_size at, s;
+    int sizes = 0;
+    for (const cmp_size *after = NULL; cmp_rows_next_size(rows, 1, after, &s); after = &s)
+        at = s, sizes++;
+    int most = max_devices(rows, &at);
     names programs = {.count = 0}, modes = {.count = 0};
     fprintf(gp,
-            "# plots.gp - written by %s: the scaling and exchange-mode plots.\n"
+            "# plots.gp - written by %s: the scaling and exchange-mode plots%s.\n"
             "# Draw them again with: gnuplot plots.gp (in this folder)\n"
             "set datafile missing \"-\"\n",
-            COMPARE_NAME);
-    write_scaling(gp, rows, &programs);
-    write_modes(gp, rows, most, &modes);
+            COMPARE_NAME, sizes > 1 ? ", and time and efficiency against grid size" : "");
+    write_scaling(gp, rows, &at, &programs);
+    write_modes(gp, rows, &at, most, &modes);
+    int time_columns = 0, efficiency_columns = 0;
+    if (sizes > 1) {
+        time_columns = write_by_size(gp, rows, "time", 1, us_per_step);
+        efficiency_columns = write_by_size(gp, rows, "efficiency", 2, efficiency);
+        fprintf(gp, "across = \"%s backend, %s, %lld steps%s%s\"\n", m->backend, m->kernel,
+                m->steps, host ? "\\n" : "", host ? CMP_HOST_NOTE : "");
+    }
     fprintf(gp, "what = \"%s backend, %s %lld x %lld, %lld steps%s%s\"\n", m->backend, m->kernel,
-            m->nx, m->ny, m->steps, host ? "\\n" : "", host ? CMP_HOST_NOTE : "");
+            at.nx, at.ny, m->steps, host ? "\\n" : "", host ? CMP_HOST_NOTE : "");
     fprintf(gp,
             "set grid\n"
             "set key noenhanced\n"
@@ -194,9 +291,11 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
             "    set ylabel \"Gcells/s\"\n"
             "    set xrange [*:*]\n"
             "    set xtics autofreq\n"
-            "    plot for [c=2:%d] $modes using c:xtic(1) with histograms title columnhead(c)\n"
-            "}\n",
+            "    plot for [c=2:%d] $modes using c:xtic(1) with histograms title columnhead(c)\n",
             most, programs.count + 1, most, most == 1 ? "" : "s", modes.count + 1);
+    if (time_columns)
+        plot_sizes(gp, time_columns, efficiency_columns);
+    fputs("}\n", gp);
     if (ferror(gp) | (fclose(gp) != 0)) {
         fprintf(stderr, "%s: cannot write %s: %s\n", COMPARE_NAME, path, strerror(errno));
         return -1;
@@ -206,7 +305,7 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
 
 int cmp_plot(const cmp_rows *rows, const char *dir)
 {
-    if (max_devices(rows) == 0) {
+    if (max_devices(rows, NULL) == 0) {
         fprintf(stderr, "%s: no run succeeded: nothing to plot\n", COMPARE_NAME);
         return CMP_PLOTS_NONE;
     }

@@ -1,6 +1,7 @@
 /* compare-report.c - what mgpu-compare makes of the runs: speedup and
- * parallel efficiency against each program's own 1-device run in the same
- * comparison, the side-by-side table, and results.csv and results.json
+ * parallel efficiency against each program's own 1-device run at the same
+ * grid in the same comparison, the side-by-side table (a group per grid
+ * size when there are several), and results.csv and results.json
  * with one row per run (the same fields in both, numbers as numbers). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -25,8 +26,10 @@ void cmp_derive(cmp_rows *rows)
             continue;
         for (int j = 0; j < rows->count; j++) {
             const cmp_row *base = &rows->row[j];
-            if (base->status == RUN_OK && base->devices == 1 &&
-                strcmp(base->program, r->program) == 0) {
+            /* The same grid: across sizes, a 1-device time of another
+             * size would make the speedup a ratio of two grids. */
+            if (base->status == RUN_OK && base->devices == 1 && base->nx == r->nx &&
+                base->ny == r->ny && strcmp(base->program, r->program) == 0) {
                 r->baseline_s = base->time_s;
                 r->speedup = base->time_s / r->time_s;
                 r->efficiency = r->speedup / r->devices;
@@ -58,6 +61,30 @@ static void cell(FILE *out, int width, int decimals, double value, const char *s
     fprintf(out, " %*s", width, text);
 }
 
+static void print_row(const cmp_row *r, FILE *out)
+{
+    fprintf(out, "%-15s %7d %-10s", r->program, r->devices, r->exchange);
+    if (r->status != RUN_OK) {
+        fprintf(out, " %s: %s\n", r->status == RUN_SKIPPED ? "skipped" : "FAILED", r->reason);
+        return;
+    }
+    double spread = (r->time_max_s - r->time_min_s) / r->time_s;
+    cell(out, 10, 1, r->us_per_step, "");
+    cell(out, 7, 1, 100 * spread, "%");
+    cell(out, 9, 2, r->gcells_per_s, "");
+    cell(out, 8, 2, r->speedup, "");
+    cell(out, 10, 1, 100 * r->efficiency, "%");
+    cell(out, 8, 1, 100 * r->exchange_share, "%");
+    cell(out, 7, 1, r->host_issue_us_per_step, "");
+    cell(out, 7, 1, r->host_wait_us_per_step, "");
+    cell(out, 7, 1, r->device_us_per_step, "");
+    fprintf(out, "  %s (%s)\n",
+            r->verified > 0    ? "passed"
+            : r->verified == 0 ? "FAILED"
+                               : "no check",
+            r->verify);
+}
+
 void cmp_print_table(const cmp_rows *rows, FILE *out)
 {
     const cmp_row *m = first_measured(rows);
@@ -65,43 +92,40 @@ void cmp_print_table(const cmp_rows *rows, FILE *out)
         fprintf(out, "# %s: no runs\n", COMPARE_NAME);
         return;
     }
-    fprintf(out, "# %s: %s backend, %s %lld x %lld, %lld steps, median of %d runs\n", COMPARE_NAME,
-            m->backend, m->kernel, m->nx, m->ny, m->steps, m->repeats);
+    int sizes = cmp_rows_size_count(rows, 0);
+    if (sizes == 1)
+        fprintf(out, "# %s: %s backend, %s %lld x %lld, %lld steps, median of %d runs\n",
+                COMPARE_NAME, m->backend, m->kernel, m->nx, m->ny, m->steps, m->repeats);
+    else
+        fprintf(out, "# %s: %s backend, %s at %d grid sizes, %lld steps, median of %d runs\n",
+                COMPARE_NAME, m->backend, m->kernel, sizes, m->steps, m->repeats);
     if (cmp_host_ran(rows))
         fprintf(out, "# %s\n", CMP_HOST_NOTE);
     fprintf(out, "# us/step: time / steps; spread: (max - min) / median of the runs; "
                  "Gcells/s: interior cells x steps / time\n"
-                 "# speedup: the program's own 1-device time in this comparison / time; "
+                 "# speedup: the program's own 1-device time %sin this comparison / time; "
                  "efficiency: speedup / devices\n"
                  "# exchange: time of the same steps with the exchanges alone, as a share "
                  "of the time\n"
                  "# issue, wait: host us a step issuing work and waiting (barriers, devices); "
-                 "device: us a step of the largest part's kernel alone\n");
+                 "device: us a step of the largest part's kernel alone\n",
+            sizes == 1 ? "" : "at the same grid ");
     fprintf(out, "%-15s %7s %-10s %10s %7s %9s %8s %10s %8s %7s %7s %7s  %s\n", "program",
             "devices", "exchange", "us/step", "spread", "Gcells/s", "speedup", "efficiency",
             "exchange", "issue", "wait", "device", "verified");
-    for (int i = 0; i < rows->count; i++) {
-        const cmp_row *r = &rows->row[i];
-        fprintf(out, "%-15s %7d %-10s", r->program, r->devices, r->exchange);
-        if (r->status != RUN_OK) {
-            fprintf(out, " %s: %s\n", r->status == RUN_SKIPPED ? "skipped" : "FAILED", r->reason);
-            continue;
+    if (sizes == 1) {
+        for (int i = 0; i < rows->count; i++)
+            print_row(&rows->row[i], out);
+        return;
+    }
+    /* A group per size, smallest first, whatever order the rows came in. */
+    cmp_size s;
+    for (const cmp_size *after = NULL; cmp_rows_next_size(rows, 0, after, &s); after = &s) {
+        fprintf(out, "\n# grid %lld x %lld\n", s.nx, s.ny);
+        for (int i = 0; i < rows->count; i++) {
+            if (cmp_row_at(&rows->row[i], &s))
+                print_row(&rows->row[i], out);
         }
-        double spread = (r->time_max_s - r->time_min_s) / r->time_s;
-        cell(out, 10, 1, r->us_per_step, "");
-        cell(out, 7, 1, 100 * spread, "%");
-        cell(out, 9, 2, r->gcells_per_s, "");
-        cell(out, 8, 2, r->speedup, "");
-        cell(out, 10, 1, 100 * r->efficiency, "%");
-        cell(out, 8, 1, 100 * r->exchange_share, "%");
-        cell(out, 7, 1, r->host_issue_us_per_step, "");
-        cell(out, 7, 1, r->host_wait_us_per_step, "");
-        cell(out, 7, 1, r->device_us_per_step, "");
-        fprintf(out, "  %s (%s)\n",
-                r->verified > 0    ? "passed"
-                : r->verified == 0 ? "FAILED"
-                                   : "no check",
-                r->verify);
     }
 }
 

@@ -58,6 +58,7 @@ static const char *const verify_names[] = {"auto", "cpu", "device", "none", NULL
 typedef struct options {
     int backend;             /* an mgpu_backend: the index of backend_names */
     long long nx, ny, steps; /* 0: the backend's default */
+    cmp_sizes sizes;         /* --sizes; none: the one grid of --nx, --ny */
     int kernel, verify;
     long long repeat, warmup, timeout;
     unsigned strategies;          /* bit per strategies[]; 0: all */
@@ -167,10 +168,21 @@ static int parse_mpirun(const char *where, const char *text, options *opt)
     return -1;
 }
 
+/* --sizes=1024,2048x512,4096:16384. */
+static int parse_sizes(const char *text, options *opt)
+{
+    char error[256];
+    int rc = cmp_sizes_parse(text, &opt->sizes, error, sizeof error);
+    if (rc == -2)
+        return out_of_memory();
+    return rc == 0 ? -1 : usage("--sizes: %s", error);
+}
+
 static void options_free(options *opt)
 {
     free(opt->mpirun_text);
     opt->mpirun_text = NULL;
+    cmp_sizes_free(&opt->sizes);
 }
 
 static void print_help(void)
@@ -183,6 +195,9 @@ static void print_help(void)
     bench_help_line("--backend=NAME", "auto|cuda|host (default auto: cuda if a GPU is usable)");
     bench_help_line("--nx=N, --ny=N", "the grid (default 16384 x 16384 on GPUs, 512 x 512 on "
                                       "the host backend)");
+    bench_help_line("--sizes=LIST", "grids to compare across: N (N x N), NXxNY, A:B (A, 2A, "
+                                    "4A, ... up to B), as 1024:16384,2048x512; each once, "
+                                    "smallest first; not with --nx, --ny");
     bench_help_line("--steps=N", "steps per run (default 200 on GPUs, 20 on the host backend)");
     bench_help_line("--kernel=NAME", "pattern2d|jacobi (default pattern2d)");
     bench_help_line("--repeat=N", "timed runs each, median reported (default 3)");
@@ -205,7 +220,12 @@ static void print_help(void)
     bench_help_line("-V, --version", "print the version and exit");
     printf("\nEach program runs on one device with --exchange=auto, and on more devices\n"
            "with each of its modes; speedup and efficiency are against that one-device\n"
-           "run, made in the same comparison.  Progress goes to stderr, the table to\n"
+           "run, made in the same comparison at the same grid.  With --sizes, each of\n"
+           "these runs at every size; the table has a group per size, a crossover\n"
+           "summary follows it (per program and device count, the smallest grid at\n"
+           "which the devices are at least 1.5x faster than its one device, its fastest\n"
+           "mode at each size), and two more plots show the time per step and the\n"
+           "efficiency against grid size.  Progress goes to stderr, the table to\n"
            "stdout.  Exit status: 0 when every run passed or was skipped (a mode the\n"
            "backend cannot do) and one passed; 1 when a run failed, none passed, or\n"
            "asked-for plots ($GNUPLOT, or a gnuplot on PATH) could not be made; 2 usage\n"
@@ -217,6 +237,7 @@ enum {
     OPT_BACKEND = 256,
     OPT_NX,
     OPT_NY,
+    OPT_SIZES,
     OPT_STEPS,
     OPT_KERNEL,
     OPT_REPEAT,
@@ -235,6 +256,7 @@ static const struct option long_options[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"nx", required_argument, NULL, OPT_NX},
     {"ny", required_argument, NULL, OPT_NY},
+    {"sizes", required_argument, NULL, OPT_SIZES},
     {"steps", required_argument, NULL, OPT_STEPS},
     {"kernel", required_argument, NULL, OPT_KERNEL},
     {"repeat", required_argument, NULL, OPT_REPEAT},
@@ -261,6 +283,8 @@ static int apply(options *opt, int id, const char *text)
         return parse_integer("nx", text, CMP_MIN_GRID, CMP_MAX_GRID, &opt->nx);
     case OPT_NY:
         return parse_integer("ny", text, CMP_MIN_GRID, CMP_MAX_GRID, &opt->ny);
+    case OPT_SIZES:
+        return parse_sizes(text, opt);
     case OPT_STEPS:
         return parse_integer("steps", text, 1, CMP_MAX_STEPS, &opt->steps);
     case OPT_KERNEL:
@@ -329,6 +353,8 @@ static int parse_options(options *opt, int argc, char **argv)
     }
     if (optind < argc)
         return usage("unexpected argument '%s' (options only, see --help)", argv[optind]);
+    if (opt->sizes.count && (opt->nx || opt->ny))
+        return usage("--sizes: not with --nx or --ny (a size of the list is N or NXxNY)");
     if (opt->from && run_options)
         return usage("--from: prints a finished comparison; it takes no options of a new "
                      "run (only --output, for the plots)");
@@ -420,7 +446,8 @@ static void add_option(command *cmd, const char *fmt, ...)
 typedef struct plan {
     const options *opt;
     const char *backend;
-    long long nx, ny, steps;
+    long long nx, ny, steps; /* of the runs now */
+    int sizes;               /* how many grid sizes the comparison runs at */
     int total, done;
     int failures, passed;
 } plan;
@@ -445,7 +472,8 @@ static void add_run_options(command *cmd, const plan *pl, int devices, const cha
 /* What every program would refuse in the options mgpu-compare gives it (a
  * grid too large, more devices than interior rows) is refused here, before
  * anything runs, by the parser the programs use: -1 to go on, or 2 after
- * its one line, which names mgpu-compare's option. */
+ * its one line, which names mgpu-compare's option; a size of --sizes is
+ * named first ("mgpu-compare: --sizes: 24x4: --devices: ..."). */
 static int check_run_options(const plan *pl, int devices)
 {
     static command cmd;
@@ -453,7 +481,12 @@ static int check_run_options(const plan *pl, int devices)
     add(&cmd, COMPARE_NAME);
     add_run_options(&cmd, pl, devices, "auto");
     mgpu_options parsed;
-    mgpu_program self = {.name = COMPARE_NAME, .exchanges = ~0u};
+    char name[96];
+    if (pl->opt->sizes.count)
+        snprintf(name, sizeof name, "%s: --sizes: %lldx%lld", COMPARE_NAME, pl->nx, pl->ny);
+    else
+        snprintf(name, sizeof name, "%s", COMPARE_NAME);
+    mgpu_program self = {.name = name, .exchanges = ~0u};
     return mgpu_options_parse(&parsed, &self, cmd.argc, cmd.argv) == 2 ? 2 : -1;
 }
 
@@ -526,8 +559,12 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
     row->steps = pl->steps;
     row->repeats = (int) opt->repeat;
 
-    fprintf(stderr, "%s: [%*d/%d] %s, %d device%s, %s ... ", COMPARE_NAME, pl->total >= 10 ? 2 : 1,
-            ++pl->done, pl->total, prog->s->program, devices, devices == 1 ? "" : "s", exchange);
+    char grid[64] = "";
+    if (pl->sizes > 1)
+        snprintf(grid, sizeof grid, "%lld x %lld, ", pl->nx, pl->ny);
+    fprintf(stderr, "%s: [%*d/%d] %s%s, %d device%s, %s ... ", COMPARE_NAME,
+            pl->total >= 10 ? 2 : 1, ++pl->done, pl->total, grid, prog->s->program, devices,
+            devices == 1 ? "" : "s", exchange);
     fflush(stderr);
     cmp_output out;
     char error[256];
@@ -613,16 +650,23 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
     int cuda = opt->backend != MGPU_BACKEND_HOST && gpus > 0;
     int available = cuda ? gpus : 2;
     plan pl = {.opt = opt, .backend = cuda ? "cuda" : "host"};
-    pl.nx = opt->nx ? opt->nx : cuda ? 16384 : 512;
-    pl.ny = opt->ny ? opt->ny : cuda ? 16384 : 512;
+    /* Without --sizes, one size: --nx and --ny, or the backend's default. */
+    cmp_size one = {opt->nx ? opt->nx : cuda ? 16384 : 512, opt->ny ? opt->ny : cuda ? 16384 : 512};
+    const cmp_size *sizes = opt->sizes.count ? opt->sizes.size : &one;
+    pl.sizes = opt->sizes.count ? opt->sizes.count : 1;
     pl.steps = opt->steps ? opt->steps : cuda ? 200 : 20;
     int counts[MGPU_MAX_DEVICES + 1];
     int ncounts = device_counts(opt, available, counts);
-    if (cuda && counts[ncounts - 1] > gpus)
-        return usage("--devices: %d asked, but %d CUDA device%s exist", counts[ncounts - 1], gpus,
+    int most = counts[ncounts - 1];
+    if (cuda && most > gpus)
+        return usage("--devices: %d asked, but %d CUDA device%s exist", most, gpus,
                      gpus == 1 ? "" : "s");
-    if (check_run_options(&pl, counts[ncounts - 1]) >= 0)
-        return 2;
+    for (int z = 0; z < pl.sizes; z++) {
+        pl.nx = sizes[z].nx;
+        pl.ny = sizes[z].ny;
+        if (check_run_options(&pl, most) >= 0)
+            return 2;
+    }
 
     /* Open MPI's mpirun refuses to run as root unless told so; benchmarks
      * in containers run as root.  Nothing but Open MPI reads these. */
@@ -664,25 +708,39 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
         for (int c = 0; c < ncounts; c++)
             pl.total += counts[c] == 1 ? 1 : count_modes(progs[p].modes);
     }
-    fprintf(stderr, "%s: %s backend, %s %lld x %lld, %lld steps: %d runs\n", COMPARE_NAME,
-            pl.backend, kernel_names[opt->kernel], pl.nx, pl.ny, pl.steps, pl.total);
-    for (int p = 0; p < nprogs && !cmp_interrupted(); p++) {
-        for (int c = 0; c < ncounts && !cmp_interrupted(); c++) {
-            for (int e = 0; e < NEXCHANGES && !cmp_interrupted(); e++) {
-                /* One device exchanges with nobody: one run, its mode auto. */
-                if (counts[c] == 1 ? e > 0 : !(progs[p].modes & (1u << e)))
-                    continue;
-                cmp_row *row = cmp_rows_add(rows);
-                if (!row) {
-                    fprintf(stderr, "%s: out of memory\n", COMPARE_NAME);
-                    return 1;
+    pl.total *= pl.sizes;
+    if (pl.sizes == 1)
+        fprintf(stderr, "%s: %s backend, %s %lld x %lld, %lld steps: %d runs\n", COMPARE_NAME,
+                pl.backend, kernel_names[opt->kernel], sizes[0].nx, sizes[0].ny, pl.steps,
+                pl.total);
+    else
+        fprintf(stderr, "%s: %s backend, %s at %d grid sizes, %lld x %lld to %lld x %lld, %lld "
+                "steps: %d runs\n", COMPARE_NAME, pl.backend, kernel_names[opt->kernel],
+                pl.sizes, sizes[0].nx, sizes[0].ny, sizes[pl.sizes - 1].nx,
+                sizes[pl.sizes - 1].ny, pl.steps, pl.total);
+    /* Smallest grid first: the sizes where the strategies differ most come
+     * back soonest. */
+    for (int z = 0; z < pl.sizes && !cmp_interrupted(); z++) {
+        pl.nx = sizes[z].nx;
+        pl.ny = sizes[z].ny;
+        for (int p = 0; p < nprogs && !cmp_interrupted(); p++) {
+            for (int c = 0; c < ncounts && !cmp_interrupted(); c++) {
+                for (int e = 0; e < NEXCHANGES && !cmp_interrupted(); e++) {
+                    /* One device exchanges with nobody: one run, its mode auto. */
+                    if (counts[c] == 1 ? e > 0 : !(progs[p].modes & (1u << e)))
+                        continue;
+                    cmp_row *row = cmp_rows_add(rows);
+                    if (!row) {
+                        fprintf(stderr, "%s: out of memory\n", COMPARE_NAME);
+                        return 1;
+                    }
+                    run_one(&pl, &progs[p], counts[c],
+                            counts[c] == 1 ? "auto" : exchange_names[e], row);
+                    /* A run stopped by our own SIGINT or SIGTERM did not
+                     * fail: no row for it. */
+                    if (cmp_interrupted())
+                        rows->count--;
                 }
-                run_one(&pl, &progs[p], counts[c], counts[c] == 1 ? "auto" : exchange_names[e],
-                        row);
-                /* A run stopped by our own SIGINT or SIGTERM did not fail:
-                 * no row for it. */
-                if (cmp_interrupted())
-                    rows->count--;
             }
         }
     }
@@ -724,9 +782,7 @@ static int none_succeeded(const cmp_rows *rows)
 static int write_set(const cmp_rows *rows, const char *dir, int results)
 {
     /* results.json last: when it is new, so is the rest. */
-    static const char *const set[] = {CMP_PLOT_SCRIPT,      "scaling.png",     "scaling.svg",
-                                      "exchange-modes.png", "exchange-modes.svg", "results.csv",
-                                      "results.json",       NULL};
+    static const char *const set[] = {CMP_PLOT_FILE_NAMES, "results.csv", "results.json", NULL};
     cmp_stage stage;
     char path[PATH_MAX + 32];
     if (cmp_stage_open(&stage, dir) != 0)
@@ -755,9 +811,18 @@ static int write_set(const cmp_rows *rows, const char *dir, int results)
         return 1;
     if (results)
         fprintf(stderr, "%s: results: %s/results.csv, %s/results.json\n", COMPARE_NAME, dir, dir);
-    if (plots == CMP_PLOTS_MADE)
-        fprintf(stderr, "%s: plots: %s/scaling.{png,svg}, %s/exchange-modes.{png,svg}\n",
-                COMPARE_NAME, dir, dir);
+    /* The plots that are there: which of them a set has depends on its
+     * runs (sizes, device counts). */
+    int listed = 0;
+    for (int i = 0; plots == CMP_PLOTS_MADE && cmp_plot_files[i]; i++) {
+        const char *name = cmp_plot_files[i], *png = strstr(name, ".png");
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (png && !png[4] && access(path, F_OK) == 0)
+            fprintf(stderr, "%s %s/%.*s.{png,svg}", listed++ ? "," : COMPARE_NAME ": plots:",
+                    dir, (int) (png - name), name);
+    }
+    if (listed)
+        fputc('\n', stderr);
     return plots == CMP_PLOTS_FAILED;
 }
 
@@ -806,6 +871,7 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
     }
     cmp_derive(rows);
     cmp_print_table(rows, stdout);
+    cmp_print_crossover(rows, stdout);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "%s: cannot write the table: %s\n", COMPARE_NAME, strerror(errno));
         code = 1;

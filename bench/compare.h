@@ -152,10 +152,56 @@ int cmp_row_from_object(cmp_row *row, const cmp_json_object *object, int results
 int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
                       size_t error_size);
 
+/* ---------------------------------------------------------- grid sizes */
+
+/* One grid of a comparison across sizes (compare-sizes.c). */
+typedef struct cmp_size {
+    long long nx, ny;
+} cmp_size;
+
+typedef struct cmp_sizes {
+    cmp_size *size;
+    int count;
+} cmp_sizes;
+
+/* Sizes in the order of a comparison: by cells, then by columns.  <0, 0
+ * (the same grid) or >0, as strcmp. */
+int cmp_size_order(const cmp_size *a, const cmp_size *b);
+/* The --sizes list TEXT (entries N, NXxNY and A:B, the doubling range A,
+ * 2A, 4A, ... up to B, separated by commas) into SIZES, which it replaces:
+ * smallest first, each grid once, every side in [CMP_MIN_GRID,
+ * CMP_MAX_GRID].  0; -1 with a message in ERROR (the entry, what is wrong);
+ * -2 when out of memory. */
+int cmp_sizes_parse(const char *text, cmp_sizes *sizes, char *error, size_t error_size);
+void cmp_sizes_free(cmp_sizes *sizes);
+/* The size of ROWS (OK_ONLY: of the rows that ran) that comes next after
+ * AFTER (NULL: the first) in cmp_size_order, into *NEXT: 1, or 0 when
+ * there is none.  Walks the sizes of any set of rows, in any order, with
+ * no list to allocate. */
+int cmp_rows_next_size(const cmp_rows *rows, int ok_only, const cmp_size *after, cmp_size *next);
+/* How many sizes ROWS span (OK_ONLY: the rows that ran). */
+int cmp_rows_size_count(const cmp_rows *rows, int ok_only);
+/* 1 when ROW was run at SIZE. */
+int cmp_row_at(const cmp_row *row, const cmp_size *size);
+/* 1 when row I ran and is the first of ROWS that ran of its program and
+ * device count: walking ROWS with it visits each such pair once. */
+int cmp_first_of_pair(const cmp_rows *rows, int i);
+/* PROGRAM's fastest row that ran on DEVICES devices at SIZE (its best
+ * exchange mode there), or NULL. */
+const cmp_row *cmp_fastest(const cmp_rows *rows, const char *program, int devices,
+                           const cmp_size *size);
+/* The speedup over one device that is a crossover. */
+#define CMP_CROSSOVER 1.5
+/* When ROWS span more than one size: per program and device count above
+ * 1, the smallest grid at which its fastest row is at least CMP_CROSSOVER
+ * times faster than its 1-device row at that grid, or "none up to" the
+ * largest.  Needs cmp_derive first. */
+void cmp_print_crossover(const cmp_rows *rows, FILE *out);
+
 /* ---------------------------------------------------------- the results */
 
 /* Speedup and efficiency of every row against the 1-device row of the same
- * program (the first that ran). */
+ * program at the same grid size (the first that ran). */
 void cmp_derive(cmp_rows *rows);
 void cmp_print_table(const cmp_rows *rows, FILE *out);
 /* Write results.csv or results.json to PATH.  0, or -1 after a message. */
@@ -173,7 +219,13 @@ int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_si
 int cmp_host_ran(const cmp_rows *rows);
 
 #define CMP_PLOT_SCRIPT "plots.gp"
-/* The files of the plots, in the output folder, NULL-ended. */
+/* The files of the plots, in the output folder: the sizes- plots are made
+ * only when the runs span more than one grid size. */
+#define CMP_PLOT_FILE_NAMES                                                            \
+    CMP_PLOT_SCRIPT, "scaling.png", "scaling.svg", "exchange-modes.png",               \
+        "exchange-modes.svg", "sizes-time.png", "sizes-time.svg", "sizes-efficiency.png", \
+        "sizes-efficiency.svg"
+/* The same, NULL-ended. */
 extern const char *const cmp_plot_files[];
 
 enum {
@@ -183,7 +235,9 @@ enum {
     CMP_PLOTS_FAILED  /* asked-for plots could not be made (said on stderr) */
 };
 /* Write DIR/plots.gp and, with gnuplot (run in DIR), the scaling and
- * exchange-mode plots as PNG and SVG in DIR.  One of the CMP_PLOTS_. */
+ * exchange-mode plots (at the largest grid) and, across grid sizes, the
+ * time per step and the efficiency, as PNG and SVG in DIR.  One of the
+ * CMP_PLOTS_. */
 int cmp_plot(const cmp_rows *rows, const char *dir);
 
 /* ------------------------------------------------------ the output folder */
