@@ -445,7 +445,9 @@ typedef struct mgpu_options {
 
 /* An option of one program only: --NAME=VALUE.  With CHOICES (NULL-ended),
  * VALUE must be one of them and *VALUE gets its index; without, VALUE is an
- * integer in [MIN, MAX]; with IS_FLAG, --NAME alone sets *VALUE to 1. */
+ * integer in [MIN, MAX]; with IS_FLAG, --NAME alone sets *VALUE to 1.
+ * CHOICES with BARE, one of them, also take --NAME alone, meaning
+ * --NAME=BARE (and --NAME CHOICE, the value as the next word). */
 typedef struct mgpu_extra_option {
     const char *name;
     const char *help;
@@ -453,6 +455,7 @@ typedef struct mgpu_extra_option {
     long long min, max;
     int is_flag;
     long long *value;
+    const char *bare;
 } mgpu_extra_option;
 
 typedef struct mgpu_program {

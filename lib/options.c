@@ -367,10 +367,10 @@ static struct option *build_long_options(const mgpu_program *program)
     memcpy(all, common_options, sizeof common_options);
     for (size_t i = 0; i < nextra; i++) {
         const mgpu_extra_option *extra = &program->extra[i];
-        all[COMMON_OPTIONS + i] = (struct option){
-            extra->name, extra->is_flag ? no_argument : required_argument, NULL,
-            OPT_EXTRA + (int)i,
-        };
+        int has_arg = extra->is_flag                     ? no_argument
+                      : extra->choices && extra->bare ? optional_argument
+                                                      : required_argument;
+        all[COMMON_OPTIONS + i] = (struct option){extra->name, has_arg, NULL, OPT_EXTRA + (int)i};
     }
     return all;
 }
@@ -419,6 +419,11 @@ static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
     if (extra->is_flag) {
         snprintf(option, sizeof option, "--%s", extra->name);
         help_line(out, option, "%s", extra->help ? extra->help : "");
+    } else if (extra->choices != NULL && extra->bare != NULL) {
+        join_names(names, sizeof names, extra->choices, ALL_NAMES, "|");
+        snprintf(option, sizeof option, "--%s[=%s]", extra->name, names);
+        help_line(out, option, "%s (default %s; --%s alone: %s)", extra->help ? extra->help : "",
+                  name_at(extra->choices, (int)*extra->value), extra->name, extra->bare);
     } else if (extra->choices != NULL) {
         join_names(names, sizeof names, extra->choices, ALL_NAMES, "|");
         snprintf(option, sizeof option, "--%s=%s", extra->name, names);
@@ -513,6 +518,8 @@ static int apply_extra(const mgpu_program *program, const mgpu_extra_option *ext
     }
     if (extra->choices == NULL)
         return set_integer(program, extra->name, text, extra->min, extra->max, extra->value);
+    if (text == NULL && extra->bare != NULL)
+        text = extra->bare;
     code = set_name(program, extra->name, text, extra->choices, &index);
     if (code == PARSE_GO_ON)
         *extra->value = index;
@@ -591,6 +598,19 @@ static int bad_option(const mgpu_program *program, const struct option *longopts
     return PARSE_EXIT_USAGE;
 }
 
+/* An option that may stand alone (mgpu_extra_option's BARE) came without
+ * "=VALUE": its value is the next word when that is one of its choices, as
+ * it was when the option always took one, else none (its BARE). */
+static const char *next_choice(const mgpu_program *program, int id, int argc, char **argv)
+{
+    const mgpu_extra_option *extra = id >= OPT_EXTRA ? &program->extra[id - OPT_EXTRA] : NULL;
+
+    if (extra == NULL || extra->choices == NULL || extra->bare == NULL || optind >= argc ||
+        find_name(extra->choices, argv[optind]) < 0)
+        return NULL;
+    return argv[optind++];
+}
+
 /* Walk argv with getopt_long, storing each option; stop at the first
  * error or at --help or --version. */
 static int parse_arguments(mgpu_options *opt, const mgpu_program *program,
@@ -611,6 +631,8 @@ static int parse_arguments(mgpu_options *opt, const mgpu_program *program,
             code = bad_option(program, longopts, argv[optind - 1]);
         else if (id == ':')
             code = apply_option(opt, program, optopt, NULL);
+        else if (optarg == NULL)
+            code = apply_option(opt, program, id, next_choice(program, id, argc, argv));
         else
             code = apply_option(opt, program, id, optarg);
         if (code != PARSE_GO_ON)
