@@ -127,6 +127,7 @@ static void print_help(void)
            "the run with exit status 1.\n\nEnvironment:\n");
     bench_help_line("MGPU_P2P_CORRUPT=N", "flip a byte before the Nth check (a test of the "
                                           "verification)");
+    bench_help_line("CUDA_VISIBLE_DEVICES", "the GPUs the CUDA runtime shows, and their order");
     printf("\nExit status: 0 success, 1 run-time failure or a wrong copy, 2 usage error.\n");
 }
 

@@ -40,7 +40,7 @@ static streams_options options = {.overlap = STREAMS_OVERLAP_AUTO};
 
 static const mgpu_extra_option extra[] = {
     {"overlap", "on: send the edge rows while the interior rows compute; off: one kernel a "
-                "step, which in mode direct also sends them; auto (default): on where each "
+                "step, which in mode direct also sends them; auto: on where each "
                 "device has 32Mi cells or more and there is more than one",
      overlap_names, 0, 2, 0, &options.overlap, "on"},
     {"graph", "capture up to 32 steps of every device into a CUDA graph once, then replay "
