@@ -125,11 +125,12 @@ static void print_help(void)
     printf("\nSizes take a K, M, G or T suffix (powers of 1024).  Bandwidths are in GB/s\n"
            "(10^9 bytes per second); each figure states what its bytes count.\n"
            "Every copy is checked against the pattern of its source; a wrong byte stops\n"
-           "the run with exit status 1.\n\nEnvironment:\n");
+           "the run with exit status 1.\n\n"
+           "Exit status: 0 success, 1 run-time failure or a wrong copy, 2 usage error.\n\n"
+           "Environment:\n");
     bench_help_line("MGPU_P2P_CORRUPT=N", "flip a byte before the Nth check (a test of the "
                                           "verification)");
     bench_help_line("CUDA_VISIBLE_DEVICES", "the GPUs the CUDA runtime shows, and their order");
-    printf("\nExit status: 0 success, 1 run-time failure or a wrong copy, 2 usage error.\n");
 }
 
 enum {

@@ -520,14 +520,15 @@ static void print_usage(const mgpu_program *program, FILE *out)
         for (size_t i = 0; i < count_extras(program); i++)
             print_extra_help(&program->extra[i], out);
     }
-    fprintf(out, "\nEnvironment:\n");
-    help_line(out, "MGPU_INJECT_FAULT=STEP:DEVICE",
-              "make the worker of DEVICE fail at STEP (a test of the failure paths)");
-    help_line(out, "CUDA_VISIBLE_DEVICES", "the GPUs the CUDA runtime shows, and their order");
     fprintf(out, "\nBandwidths count 8 bytes per interior cell per step "
                  "(one read and one write).\n");
     fprintf(out, "Exit status: 0 success, 1 run-time failure or failed verification,\n"
                  "2 usage error.\n");
+    /* Last: help2man makes the rest of --help its ENVIRONMENT section. */
+    fprintf(out, "\nEnvironment:\n");
+    help_line(out, "MGPU_INJECT_FAULT=STEP:DEVICE",
+              "make the worker of DEVICE fail at STEP (a test of the failure paths)");
+    help_line(out, "CUDA_VISIBLE_DEVICES", "the GPUs the CUDA runtime shows, and their order");
 }
 
 /* -------------------------------------------------------------- parsing */

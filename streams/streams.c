@@ -52,12 +52,12 @@ static const mgpu_extra_option extra[] = {
     {"pipeline", "keep the field in pinned host memory and stream it through the devices "
                  "in chunks each step (book 11.1)",
      NULL, 0, 0, 1, &options.pipeline, NULL},
-    {"chunks", "--pipeline: chunks per device and step; 0: the fewest that fit "
+    {"chunks", "with --pipeline: chunks per device and step; 0: the fewest that fit "
                "--device-memory, at least 16 per stream",
      NULL, 0, INT_MAX, 0, &options.chunks, NULL},
-    {"streams", "--pipeline: streams per device; 0: 3 (upload, compute, download)", NULL, 0,
+    {"streams", "with --pipeline: streams per device; 0: 3 (upload, compute, download)", NULL, 0,
      64, 0, &options.streams, NULL},
-    {"device-memory", "--pipeline: bytes each device may hold, with K, M, G or T (powers of "
+    {"device-memory", "with --pipeline: bytes each device may hold, with K, M, G or T (powers of "
                       "1024) if wanted; 0: nine tenths of what it has free",
      NULL, 0, 1LL << 62, 0, &options.device_memory, NULL},
     {"monitor", "run all steps in one persistent kernel per device and print its progress, "
