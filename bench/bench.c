@@ -54,7 +54,7 @@ int bench_parse_choice(const char *program, const char *option, const char *text
     return bench_usage(program, "--%s: unknown '%s' (accepted: %s)", option, text, accepted);
 }
 
-void bench_help_line(const char *option, const char *text) { printf("  %-22s %s\n", option, text); }
+void bench_help_line(const char *option, const char *text) { mgpu_help_line(stdout, option, text); }
 
 void bench_csv_text(const char *text, FILE *out)
 {

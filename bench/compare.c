@@ -230,7 +230,12 @@ static void print_help(void)
            "backend cannot do) and one passed; 1 when a run failed, none passed, or\n"
            "asked-for plots ($GNUPLOT, or a gnuplot on PATH) could not be made; 2 usage\n"
            "error (a bad --from file included); ended by SIGINT or SIGTERM, the run is\n"
-           "stopped and nothing is written.\n");
+           "stopped and nothing is written.\n\nEnvironment:\n");
+    bench_help_line("GNUPLOT", "the gnuplot to draw the plots with; when set, plots that "
+                               "cannot be made are a failure (default: gnuplot on PATH, if "
+                               "any)");
+    bench_help_line("MPIRUN", "how mgpu-mpi is started, as --mpirun (which wins)");
+    bench_help_line("CUDA_VISIBLE_DEVICES", "the GPUs every run sees, and their order");
 }
 
 enum {

@@ -288,7 +288,8 @@ static void print_table(const p2p_ctx *ctx, FILE *out)
 
 static void print_csv(const p2p_ctx *ctx, FILE *out)
 {
-    fprintf(out, "figure,row,column,value,min,max,unit,bytes,samples,backend,rule\n");
+    if (ctx->opt->header)
+        fprintf(out, "figure,row,column,value,min,max,unit,bytes,samples,backend,rule\n");
     for (int i = 0; i < ctx->results->count; i++) {
         const p2p_figure *f = ctx->results->figure[i];
         for (int r = 0; r < f->rows; r++) {

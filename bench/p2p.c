@@ -119,15 +119,18 @@ static void print_help(void)
                                    "behind, 1 to 100000 (default 200; doubled when the host "
                                    "needs longer to queue)");
     bench_help_line("--format=NAME", "table|csv|json (default table)");
+    bench_help_line("--no-header", "csv: leave out the header line");
     bench_help_line("-h, --help", "print this help and exit");
     bench_help_line("-V, --version", "print the version and exit");
     printf("\nSizes take a K, M, G or T suffix (powers of 1024).  Bandwidths are in GB/s\n"
            "(10^9 bytes per second); each figure states what its bytes count.\n"
            "Every copy is checked against the pattern of its source; a wrong byte stops\n"
-           "the run with exit status 1.\n\nEnvironment:\n");
+           "the run with exit status 1.\n\n"
+           "Exit status: 0 success, 1 run-time failure or a wrong copy, 2 usage error.\n\n"
+           "Environment:\n");
     bench_help_line("MGPU_P2P_CORRUPT=N", "flip a byte before the Nth check (a test of the "
                                           "verification)");
-    printf("\nExit status: 0 success, 1 run-time failure or a wrong copy, 2 usage error.\n");
+    bench_help_line("CUDA_VISIBLE_DEVICES", "the GPUs the CUDA runtime shows, and their order");
 }
 
 enum {
@@ -142,7 +145,8 @@ enum {
     OPT_REPEAT,
     OPT_WARMUP,
     OPT_SPIN,
-    OPT_FORMAT
+    OPT_FORMAT,
+    OPT_NO_HEADER
 };
 
 static const struct option long_options[] = {
@@ -158,6 +162,7 @@ static const struct option long_options[] = {
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"spin-us", required_argument, NULL, OPT_SPIN},
     {"format", required_argument, NULL, OPT_FORMAT},
+    {"no-header", no_argument, NULL, OPT_NO_HEADER},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -214,6 +219,9 @@ static int apply_option(p2p_options *opt, int id, const char *text, int *sweep_g
         code = parse_int("spin-us", text, 1, 100000, &v);
         opt->spin_us = (double) v;
         return code;
+    case OPT_NO_HEADER:
+        opt->header = 0;
+        return -1;
     }
     return usage_error("unknown option (see --help)");
 }
@@ -228,7 +236,8 @@ static int parse_options(p2p_options *opt, int argc, char **argv, int *bytes_giv
                          .latency_copies = 100,
                          .repeat = 7,
                          .warmup = 2,
-                         .spin_us = 200};
+                         .spin_us = 200,
+                         .header = 1};
     optind = 0;
     opterr = 0;
     int id;

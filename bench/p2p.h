@@ -27,6 +27,7 @@ typedef struct p2p_options {
     int repeat, warmup;
     double spin_us; /* first length of the spin, grown as needed */
     mgpu_format format;
+    int header; /* csv: print the header line */
 } p2p_options;
 
 /* The streams a device's copies go on.  The third lane is the device's

@@ -445,7 +445,9 @@ typedef struct mgpu_options {
 
 /* An option of one program only: --NAME=VALUE.  With CHOICES (NULL-ended),
  * VALUE must be one of them and *VALUE gets its index; without, VALUE is an
- * integer in [MIN, MAX]; with IS_FLAG, --NAME alone sets *VALUE to 1. */
+ * integer in [MIN, MAX]; with IS_FLAG, --NAME alone sets *VALUE to 1.
+ * CHOICES with BARE, one of them, also take --NAME alone, meaning
+ * --NAME=BARE (and --NAME CHOICE, the value as the next word). */
 typedef struct mgpu_extra_option {
     const char *name;
     const char *help;
@@ -453,6 +455,7 @@ typedef struct mgpu_extra_option {
     long long min, max;
     int is_flag;
     long long *value;
+    const char *bare;
 } mgpu_extra_option;
 
 typedef struct mgpu_program {
@@ -475,6 +478,15 @@ void mgpu_error(const mgpu_program *program, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* --help within 80 columns (MGPU_HELP_WIDTH characters a line at most),
+ * broken between words (a word longer than a line stays whole).  A
+ * paragraph of TEXT; and an entry of an option list: "  OPTION", TEXT from
+ * column 26 on (below OPTION when it is longer than 22), its further lines
+ * indented as far, the form help2man reads. */
+#define MGPU_HELP_WIDTH 79
+void mgpu_help_text(FILE *out, const char *text);
+void mgpu_help_line(FILE *out, const char *option, const char *text);
 
 /* Called first by a program that prints its result on stdout: a standard
  * descriptor that is closed gets /dev/null opened so that writes to it

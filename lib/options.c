@@ -367,10 +367,10 @@ static struct option *build_long_options(const mgpu_program *program)
     memcpy(all, common_options, sizeof common_options);
     for (size_t i = 0; i < nextra; i++) {
         const mgpu_extra_option *extra = &program->extra[i];
-        all[COMMON_OPTIONS + i] = (struct option){
-            extra->name, extra->is_flag ? no_argument : required_argument, NULL,
-            OPT_EXTRA + (int)i,
-        };
+        int has_arg = extra->is_flag                     ? no_argument
+                      : extra->choices && extra->bare ? optional_argument
+                                                      : required_argument;
+        all[COMMON_OPTIONS + i] = (struct option){extra->name, has_arg, NULL, OPT_EXTRA + (int)i};
     }
     return all;
 }
@@ -389,9 +389,57 @@ static const char *option_name(const struct option *longopts, int id)
 
 /* Width of the option column of --help. */
 #define HELP_COLUMN 22
+#define HELP_INDENT (2 + HELP_COLUMN + 1) /* where an option's description starts */
 
-/* One entry of the option list: the option, then its description; an
- * option too long for its column gets a line of its own. */
+/* TEXT's words after the USED columns of the line begun, the line broken
+ * before a word that would pass MGPU_HELP_WIDTH and the next begun with
+ * INDENT blanks; ends the last line. */
+static void wrap_words(FILE *out, const char *text, int used, int indent)
+{
+    int line_empty = 1; /* no word on this line yet */
+
+    for (const char *word = text; *word != '\0';) {
+        int blanks = (int)strspn(word, " ");
+        word += blanks;
+        int length = (int)strcspn(word, " \n");
+        if (length == 0) {
+            if (*word == '\n') { /* a line break of the text's own */
+                fprintf(out, "\n%*s", indent, "");
+                used = indent;
+                line_empty = 1;
+                word++;
+            }
+            continue;
+        }
+        if (!line_empty && used + 1 + length > MGPU_HELP_WIDTH) {
+            fprintf(out, "\n%*s", indent, "");
+            used = indent;
+            line_empty = 1;
+        }
+        if (!line_empty) {
+            fputc(' ', out);
+            used++;
+        }
+        fwrite(word, 1, (size_t)length, out);
+        used += length;
+        line_empty = 0;
+        word += length;
+    }
+    fputc('\n', out);
+}
+
+void mgpu_help_text(FILE *out, const char *text) { wrap_words(out, text, 0, 0); }
+
+void mgpu_help_line(FILE *out, const char *option, const char *text)
+{
+    if (strlen(option) > HELP_COLUMN)
+        fprintf(out, "  %s\n%*s", option, HELP_INDENT, "");
+    else
+        fprintf(out, "  %-*s ", HELP_COLUMN, option);
+    wrap_words(out, text, HELP_INDENT, HELP_INDENT);
+}
+
+/* mgpu_help_line with a description made by printf. */
 static void help_line(FILE *out, const char *option, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -400,16 +448,13 @@ static void help_line(FILE *out, const char *option, const char *fmt, ...)
 
 static void help_line(FILE *out, const char *option, const char *fmt, ...)
 {
+    char text[1024];
     va_list ap;
 
-    if (strlen(option) > HELP_COLUMN)
-        fprintf(out, "  %s\n  %-*s ", option, HELP_COLUMN, "");
-    else
-        fprintf(out, "  %-*s ", HELP_COLUMN, option);
     va_start(ap, fmt);
-    vfprintf(out, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    fputc('\n', out);
+    mgpu_help_line(out, option, text);
 }
 
 static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
@@ -419,6 +464,11 @@ static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
     if (extra->is_flag) {
         snprintf(option, sizeof option, "--%s", extra->name);
         help_line(out, option, "%s", extra->help ? extra->help : "");
+    } else if (extra->choices != NULL && extra->bare != NULL) {
+        join_names(names, sizeof names, extra->choices, ALL_NAMES, "|");
+        snprintf(option, sizeof option, "--%s[=%s]", extra->name, names);
+        help_line(out, option, "%s (default %s; --%s alone: %s)", extra->help ? extra->help : "",
+                  name_at(extra->choices, (int)*extra->value), extra->name, extra->bare);
     } else if (extra->choices != NULL) {
         join_names(names, sizeof names, extra->choices, ALL_NAMES, "|");
         snprintf(option, sizeof option, "--%s=%s", extra->name, names);
@@ -438,7 +488,7 @@ static void print_usage(const mgpu_program *program, FILE *out)
 
     fprintf(out, "Usage: %s [OPTION]...\n", program->name);
     if (program->summary != NULL)
-        fprintf(out, "%s\n", program->summary);
+        mgpu_help_text(out, program->summary);
     fprintf(out, "\nThe problem:\n");
     help_line(out, "--nx=N", "columns, 3 or more (default %d)", DEFAULT_GRID);
     help_line(out, "--ny=N", "rows, 3 or more (default %d); nx*ny at most 2^59",
@@ -470,13 +520,15 @@ static void print_usage(const mgpu_program *program, FILE *out)
         for (size_t i = 0; i < count_extras(program); i++)
             print_extra_help(&program->extra[i], out);
     }
-    fprintf(out, "\nEnvironment:\n");
-    help_line(out, "MGPU_INJECT_FAULT=STEP:DEVICE",
-              "make the worker of DEVICE fail at STEP");
     fprintf(out, "\nBandwidths count 8 bytes per interior cell per step "
                  "(one read and one write).\n");
     fprintf(out, "Exit status: 0 success, 1 run-time failure or failed verification,\n"
                  "2 usage error.\n");
+    /* Last: help2man makes the rest of --help its ENVIRONMENT section. */
+    fprintf(out, "\nEnvironment:\n");
+    help_line(out, "MGPU_INJECT_FAULT=STEP:DEVICE",
+              "make the worker of DEVICE fail at STEP (a test of the failure paths)");
+    help_line(out, "CUDA_VISIBLE_DEVICES", "the GPUs the CUDA runtime shows, and their order");
 }
 
 /* -------------------------------------------------------------- parsing */
@@ -513,6 +565,8 @@ static int apply_extra(const mgpu_program *program, const mgpu_extra_option *ext
     }
     if (extra->choices == NULL)
         return set_integer(program, extra->name, text, extra->min, extra->max, extra->value);
+    if (text == NULL && extra->bare != NULL)
+        text = extra->bare;
     code = set_name(program, extra->name, text, extra->choices, &index);
     if (code == PARSE_GO_ON)
         *extra->value = index;
@@ -591,6 +645,19 @@ static int bad_option(const mgpu_program *program, const struct option *longopts
     return PARSE_EXIT_USAGE;
 }
 
+/* An option that may stand alone (mgpu_extra_option's BARE) came without
+ * "=VALUE": its value is the next word when that is one of its choices, as
+ * it was when the option always took one, else none (its BARE). */
+static const char *next_choice(const mgpu_program *program, int id, int argc, char **argv)
+{
+    const mgpu_extra_option *extra = id >= OPT_EXTRA ? &program->extra[id - OPT_EXTRA] : NULL;
+
+    if (extra == NULL || extra->choices == NULL || extra->bare == NULL || optind >= argc ||
+        find_name(extra->choices, argv[optind]) < 0)
+        return NULL;
+    return argv[optind++];
+}
+
 /* Walk argv with getopt_long, storing each option; stop at the first
  * error or at --help or --version. */
 static int parse_arguments(mgpu_options *opt, const mgpu_program *program,
@@ -611,6 +678,8 @@ static int parse_arguments(mgpu_options *opt, const mgpu_program *program,
             code = bad_option(program, longopts, argv[optind - 1]);
         else if (id == ':')
             code = apply_option(opt, program, optopt, NULL);
+        else if (optarg == NULL)
+            code = apply_option(opt, program, id, next_choice(program, id, argc, argv));
         else
             code = apply_option(opt, program, id, optarg);
         if (code != PARSE_GO_ON)

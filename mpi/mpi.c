@@ -30,13 +30,14 @@
 
 #include "mgpu.h"
 
-static long long overlap;
+static const char *const overlap_names[] = {"off", "on", NULL};
+static long long overlap; /* an index of overlap_names: 1 on */
 
 static const mgpu_extra_option extra[] = {
-    {"overlap", "compute the rows that read no halo while the halos travel "
-                "(MPI_Isend/MPI_Irecv); without it, MPI_Sendrecv and then compute",
-     NULL, 0, 1, 1, &overlap},
-    {NULL, NULL, NULL, 0, 0, 0, NULL},
+    {"overlap", "on: compute the rows that read no halo while the halos travel "
+                "(MPI_Isend/MPI_Irecv); off: MPI_Sendrecv, then compute",
+     overlap_names, 0, 1, 0, &overlap, "on"},
+    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
 static const mgpu_program program = {

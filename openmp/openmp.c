@@ -32,11 +32,11 @@ static long long use_graph;
 static const mgpu_extra_option extra[] = {
     {"cpu-control", "one more run, the CPU control field computed in a concurrent OpenMP "
                     "section; reports how much of it the devices' work hid",
-     NULL, 0, 1, 1, &cpu_control},
+     NULL, 0, 1, 1, &cpu_control, NULL},
     {"graph", "every device's steps captured into one CUDA graph once, thread 0 replays "
               "it, many steps a launch",
-     NULL, 0, 0, 1, &use_graph},
-    {NULL, NULL, NULL, 0, 0, 0, NULL},
+     NULL, 0, 0, 1, &use_graph, NULL},
+    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
 static const mgpu_program program = {

@@ -32,13 +32,13 @@ static const mgpu_extra_option extra[] = {
     {"protocol", "how a device meets its neighbours each step: overlap (only the warps of the "
                  "edge rows wait for the neighbours' flags, the interior is computed meanwhile) "
                  "or barrier (compute all, grid barrier, flags, grid barrier)",
-     protocol_names, 0, 1, 0, &protocol},
+     protocol_names, 0, 1, 0, &protocol, NULL},
     {"blocks-per-sm", "persistent blocks of 1024 threads per multiprocessor (fewer where they "
                       "do not fit)",
-     NULL, 1, 32, 0, &blocks_per_sm},
+     NULL, 1, 32, 0, &blocks_per_sm, NULL},
     {"wait-limit", "seconds a kernel waits for a neighbour before it stops the run", NULL, 1,
-     3600, 0, &wait_limit_s},
-    {NULL, NULL, NULL, 0, 0, 0, NULL},
+     3600, 0, &wait_limit_s, NULL},
+    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
 static const mgpu_program program = {

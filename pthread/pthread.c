@@ -48,14 +48,14 @@ static long long use_graph;
 static const mgpu_extra_option extra[] = {
     {"mode", "step: each worker steps its device, a barrier per step (book 10.4); "
              "persistent: the main thread steps the workers, two barriers per step (10.5)",
-     mode_names, 0, 1, 0, &mode},
+     mode_names, 0, 1, 0, &mode, NULL},
     {"cpu-control", "with --mode=persistent: the main thread computes the CPU control field "
                     "between the barriers; reports how much of it the devices' work hid",
-     NULL, 0, 1, 1, &cpu_control},
+     NULL, 0, 1, 1, &cpu_control, NULL},
     {"graph", "with --mode=step: every device's steps captured into one CUDA graph once, "
               "worker 0 replays it, many steps a launch",
-     NULL, 0, 0, 1, &use_graph},
-    {NULL, NULL, NULL, 0, 0, 0, NULL},
+     NULL, 0, 0, 1, &use_graph, NULL},
+    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
 static const mgpu_program program = {

@@ -21,11 +21,11 @@ static long long use_graph;
 static const mgpu_extra_option extra[] = {
     {"context", "how the thread switches devices: runtime (cudaSetDevice) or driver "
                 "(cuCtxPushCurrent/cuCtxPopCurrent)",
-     context_names, 0, 1, 0, &context},
+     context_names, 0, 1, 0, &context, NULL},
     {"graph", "capture the steps of every device into a CUDA graph once, then replay it, "
               "many steps a launch",
-     NULL, 0, 0, 1, &use_graph},
-    {NULL, NULL, NULL, 0, 0, 0, NULL},
+     NULL, 0, 0, 1, &use_graph, NULL},
+    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
 static const mgpu_program program = {

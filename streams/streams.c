@@ -40,30 +40,30 @@ static streams_options options = {.overlap = STREAMS_OVERLAP_AUTO};
 
 static const mgpu_extra_option extra[] = {
     {"overlap", "on: send the edge rows while the interior rows compute; off: one kernel a "
-                "step, which in mode direct also sends them; auto (default): on where each "
+                "step, which in mode direct also sends them; auto: on where each "
                 "device has 32Mi cells or more and there is more than one",
-     overlap_names, 0, 2, 0, &options.overlap},
+     overlap_names, 0, 2, 0, &options.overlap, "on"},
     {"graph", "capture up to 32 steps of every device into a CUDA graph once, then replay "
               "it",
-     NULL, 0, 0, 1, &options.graph},
+     NULL, 0, 0, 1, &options.graph, NULL},
     {"compare-exchange", "also time the halos alone with cudaMemcpyPeer and "
                          "cudaMemcpyPeerAsync (the book's table 11.1)",
-     NULL, 0, 0, 1, &options.compare_exchange},
+     NULL, 0, 0, 1, &options.compare_exchange, NULL},
     {"pipeline", "keep the field in pinned host memory and stream it through the devices "
                  "in chunks each step (book 11.1)",
-     NULL, 0, 0, 1, &options.pipeline},
-    {"chunks", "--pipeline: chunks per device and step; 0: the fewest that fit "
+     NULL, 0, 0, 1, &options.pipeline, NULL},
+    {"chunks", "with --pipeline: chunks per device and step; 0: the fewest that fit "
                "--device-memory, at least 16 per stream",
-     NULL, 0, INT_MAX, 0, &options.chunks},
-    {"streams", "--pipeline: streams per device; 0: 3 (upload, compute, download)", NULL, 0,
-     64, 0, &options.streams},
-    {"device-memory", "--pipeline: bytes each device may hold, with K, M, G or T (powers of "
+     NULL, 0, INT_MAX, 0, &options.chunks, NULL},
+    {"streams", "with --pipeline: streams per device; 0: 3 (upload, compute, download)", NULL, 0,
+     64, 0, &options.streams, NULL},
+    {"device-memory", "with --pipeline: bytes each device may hold, with K, M, G or T (powers of "
                       "1024) if wanted; 0: nine tenths of what it has free",
-     NULL, 0, 1LL << 62, 0, &options.device_memory},
+     NULL, 0, 1LL << 62, 0, &options.device_memory, NULL},
     {"monitor", "run all steps in one persistent kernel per device and print its progress, "
                 "which a monitor kernel passes on (book 11.2)",
-     NULL, 0, 0, 1, &options.monitor},
-    {NULL, NULL, NULL, 0, 0, 0, NULL},
+     NULL, 0, 0, 1, &options.monitor, NULL},
+    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
 static const mgpu_program program = {

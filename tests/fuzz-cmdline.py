@@ -64,7 +64,8 @@ def programs(builddir):
 
 
 def options_of(path):
-    """{option: (placeholder or None, [the names it accepts])} from --help."""
+    """{option: (placeholder or None, [the names it accepts], whether it may
+    stand alone)} from --help: "--name=VALUE", "--name[=VALUE]" or "--name"."""
     out = subprocess.run([path, "--help"], capture_output=True, text=True,
                          timeout=LIMIT_S).stdout
     found = {}
@@ -74,8 +75,9 @@ def options_of(path):
             continue
         choices = re.findall(r"[a-z][a-z0-9-]*(?:\|[a-z][a-z0-9-]*)+", line)
         names = choices[0].split("|") if choices else []
-        for name, value in re.findall(r"--([a-z][a-z0-9-]*)(?:=(\S+?))?(?:,|\s|$)", m.group(1)):
-            found[name] = (value or None, names)
+        for name, bare, value in re.findall(r"--([a-z][a-z0-9-]*)(?:(\[?)=(\S+?)\]?)?(?:,|\s|$)",
+                                            m.group(1)):
+            found[name] = (value or None, names, bool(bare) or not value)
     return found
 
 
@@ -147,8 +149,10 @@ def tokens(rng, options, base):
             name = rng.choice(names)
             if name in ("help", "version"):
                 name = rng.choice(names)  # printed, not run: rarer
-            placeholder, choices = options[name]
-            if placeholder is None:
+            placeholder, choices, alone = options[name]
+            if placeholder is not None and alone and rng.random() < 0.3:
+                added.append("--" + name)
+            elif placeholder is None:
                 added.append("--" + name if rng.random() < 0.9 else
                              "--%s=%s" % (name, value_for(rng, None)))
             elif rng.random() < 0.15:

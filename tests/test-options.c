@@ -25,13 +25,15 @@
 
 /* The options of a made-up program, of every kind an extra option has. */
 static const char *const contexts[] = {"runtime", "driver", NULL};
-static long long context, chunks, pipeline;
+static const char *const levels[] = {"off", "on", "auto", NULL};
+static long long context, chunks, pipeline, level;
 
 static const mgpu_extra_option extras[] = {
     {.name = "context", .help = "how devices are made current", .choices = contexts,
      .value = &context},
     {.name = "chunks", .help = "pipeline chunks", .min = 1, .max = 64, .value = &chunks},
     {.name = "pipeline", .help = "run the pipeline", .is_flag = 1, .value = &pipeline},
+    {.name = "level", .help = "how much", .choices = levels, .value = &level, .bare = "on"},
     {.name = NULL},
 };
 
@@ -109,6 +111,7 @@ static void reset_extras(void)
     context = 0;
     chunks = 4;
     pipeline = 0;
+    level = 2;
 }
 
 /* Parse the NULL-ended arguments after the program name, with the program's
@@ -353,6 +356,31 @@ static void test_extra_options(void)
     check_rejected("--pipeline=1", "--pipeline");
 }
 
+/* A choice that may stand alone (issue 16: mgpu-streams --overlap). */
+static void test_bare_choice(void)
+{
+    mgpu_options opt;
+    int code = PARSE(&opt, "--level", "--nx=64");
+
+    CHECK(code == -1 && level == 1 && opt.nx == 64, "--level alone is --level=on (%d, %lld)",
+          code, level);
+    code = PARSE(&opt, "--nx=64", "--level");
+    CHECK(code == -1 && level == 1, "--level alone, last (%d, %lld)", code, level);
+    code = PARSE(&opt, "--level=off");
+    CHECK(code == -1 && level == 0, "--level=off (%d, %lld)", code, level);
+    code = PARSE(&opt, "--level", "auto", "--nx=64");
+    CHECK(code == -1 && level == 2 && opt.nx == 64, "--level auto, the value as the next word");
+    code = PARSE(&opt, "--nx=64");
+    CHECK(code == -1 && level == 2, "--level keeps its default");
+    check_rejected("--level=bogus", "--level");
+    check_rejected("--level=", "--level");
+    code = PARSE(&opt, "--level", "bogus");
+    check_usage_error("--level bogus: a stray argument", code, "bogus");
+    code = PARSE(&opt, "--help");
+    CHECK(strstr(out, "--level[=off|on|auto]") && strstr(out, "--level alone: on"),
+          "--help: the bare form and its value");
+}
+
 static void test_bad_arguments(void)
 {
     mgpu_options opt;
@@ -430,6 +458,7 @@ int main(void)
     test_names();
     test_exchange_mask();
     test_extra_options();
+    test_bare_choice();
     test_bad_arguments();
     test_help_and_version();
     test_error_function();
