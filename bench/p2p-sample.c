@@ -1,4 +1,4 @@
-/* p2p-sample.c - one measurement of mgpu-p2p, done as DESIGN.md section 6
+/* p2p-sample.c - one measurement of mgpu-p2p, done as doc/design.md section 6
  * asks: warmed up, each sample's destinations poisoned before and verified
  * after, and the copies timed with events while queued behind a spin
  * kernel.

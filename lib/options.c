@@ -2,7 +2,7 @@
  * the library's enums.
  *
  * Every stencil program accepts the same options, so they are parsed here,
- * once.  The rules a user meets are the contract of DESIGN.md section 7:
+ * once.  The rules a user meets are the contract of doc/design.md section 7:
  * a bad value gets exactly one line on stderr that names the option and
  * what it accepts, and the exit code 2.  Numbers are parsed strictly (no
  * empty strings, no trailing junk, no silent overflow), because a typo that
@@ -704,7 +704,7 @@ static int check_combination(const mgpu_options *opt, const mgpu_program *progra
                    opt->nx, opt->ny, max_grid_cells());
         return PARSE_EXIT_USAGE;
     }
-    /* Each device needs one interior row at least (DESIGN.md section 2). */
+    /* Each device needs one interior row at least (doc/design.md section 2). */
     if (opt->devices > interior_rows) {
         mgpu_error(program,
                    "--devices: '%d' is more than the %lld interior row%s of --ny=%lld "

@@ -17,7 +17,7 @@
 
 #include "mgpu-private.h"
 
-/* The byte-counting rule of every bandwidth in the record (DESIGN.md 6). */
+/* The byte-counting rule of every bandwidth in the record (doc/design.md section 6). */
 #define BYTES_PER_CELL 8.0
 #define BANDWIDTH_RULE                                                                   \
     "bandwidth counts 8 bytes per interior cell per step (one read and one write of a " \

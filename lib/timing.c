@@ -3,10 +3,10 @@
  *
  * A stencil step reads and writes every cell once, so the fastest it can go
  * is the speed of a device-to-device copy of the same bytes: the "copy
- * ceiling" of the record's roofline field.  It is measured here as DESIGN.md
- * section 6 asks: warmed up, timed with events on a GPU (host timers would
- * add launch latency), the median of a few copies, and counting both the
- * bytes read and the bytes written.
+ * ceiling" of the record's roofline field.  It is measured here as
+ * doc/design.md section 6 asks: warmed up, timed with events on a GPU (host
+ * timers would add launch latency), the median of a few copies, and counting
+ * both the bytes read and the bytes written.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

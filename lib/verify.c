@@ -1,4 +1,4 @@
-/* verify.c - is a run's final field the reference field?  (DESIGN.md 5) */
+/* verify.c - is a run's final field the reference field?  (doc/design.md section 5) */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

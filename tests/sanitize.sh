@@ -1,6 +1,6 @@
 #!/bin/sh
 # sanitize.sh - `make check-sanitize`: the host-backend tests again, in two
-# builds instrumented by the compiler's sanitizers (DESIGN.md section 7, no
+# builds instrumented by the compiler's sanitizers (doc/design.md section 7, no
 # leaks or races):
 #   asan/  AddressSanitizer (bad memory use, and leaks at exit) with
 #          UndefinedBehaviorSanitizer, every report fatal;

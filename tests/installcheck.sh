@@ -1,0 +1,57 @@
+#!/bin/sh
+# installcheck.sh - `make installcheck': build a program against the installed
+# mgpu with exactly the line the README documents,
+#     $CC t.c $(pkg-config --cflags --libs mgpu)
+# and run it.  Installs nothing; reads the tree `make install' made under
+# $DESTDIR$prefix.  Usage: installcheck.sh PROGRAM.c
+# Environment: CC, PKG_CONFIG, pkgconfigdir (as configured), DESTDIR.
+set -eu
+src=$1
+: "${CC:=cc}"
+: "${PKG_CONFIG:=pkg-config}"
+: "${pkgconfigdir:?pkgconfigdir is not set}"
+DESTDIR=${DESTDIR-}
+
+pc=$DESTDIR$pkgconfigdir/mgpu.pc
+if [ ! -f "$pc" ]; then
+    echo "installcheck: no $pc: run make install first" >&2
+    exit 1
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-installcheck.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+if [ -n "$DESTDIR" ]; then
+    # A staged install: the .pc names the final paths, which exist only under
+    # DESTDIR.  Read a copy whose absolute install paths are under DESTDIR
+    # (PKG_CONFIG_SYSROOT_DIR would also move the CUDA toolkit's -L).
+    mkdir "$tmp/pkgconfig"
+    sed -e "s|^prefix=/|prefix=$DESTDIR/|" -e "s|^exec_prefix=/|exec_prefix=$DESTDIR/|" \
+        -e "s|^libdir=/|libdir=$DESTDIR/|" -e "s|^includedir=/|includedir=$DESTDIR/|" \
+        "$pc" >"$tmp/pkgconfig/mgpu.pc"
+    PKG_CONFIG_PATH=$tmp/pkgconfig
+else
+    PKG_CONFIG_PATH=$pkgconfigdir
+fi
+export PKG_CONFIG_PATH
+
+# The mgpu that pkg-config finds must be the one just installed.
+found=$($PKG_CONFIG --variable=pcfiledir mgpu)
+if [ "$found" != "$PKG_CONFIG_PATH" ]; then
+    echo "installcheck: $PKG_CONFIG found mgpu in $found, not in $PKG_CONFIG_PATH" >&2
+    exit 1
+fi
+version=$($PKG_CONFIG --modversion mgpu)
+
+cp "$src" "$tmp/t.c"
+cd "$tmp"
+echo "installcheck: $CC t.c \$($PKG_CONFIG --cflags --libs mgpu)"
+echo "installcheck:   = $CC t.c $($PKG_CONFIG --cflags --libs mgpu)"
+$CC t.c $($PKG_CONFIG --cflags --libs mgpu)
+out=$(./a.out)
+echo "installcheck: $out"
+case $out in
+"mgpu $version, host backend,"*) ;;
+*)
+    echo "installcheck: the program's mgpu.h is not version $version of mgpu.pc" >&2
+    exit 1
+    ;;
+esac
