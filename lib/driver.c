@@ -101,9 +101,14 @@ static mgpu_status timed(mgpu_strategy_fn strategy, void *ctx, mgpu_run *run,
         *stats = mgpu_stats_of(seconds, n); /* sorts SECONDS: the pairs end here */
     if (status == MGPU_OK && told && run->record && run->compute) {
         double steps = (double) (run->opt->steps > 0 ? run->opt->steps : 1);
+        /* The two add up to the step.  A wait averaged over threads whose
+         * clocks start a little apart can come out above the run's time
+         * (many threads on few cores): then all of it was waiting. */
         double wait = mgpu_stats_of(waited, n).median;
+        if (wait > stats->median)
+            wait = stats->median;
         run->record->wait_step_s = wait / steps;
-        run->record->issue_step_s = (stats->median > wait ? stats->median - wait : 0.0) / steps;
+        run->record->issue_step_s = (stats->median - wait) / steps;
     }
     run->seconds = run->waited = NULL;
     free(seconds);
