@@ -1,13 +1,16 @@
-/* compare-plot.c - the plots of a comparison: speedup against devices, one
- * line per program (its best exchange mode at each device count), and the
- * exchange modes side by side at the largest device count, both at the
- * largest grid; and, when the runs span several grid sizes, the time per
- * step (log-log) and the efficiency against the grid's cells, one line per
- * program and device count (its fastest exchange mode at each size).  The data go
- * into one gnuplot script, DIR/plots.gp, that draws both as PNG and SVG;
- * it stays there, so that a user can restyle the plots and draw them again
- * with `cd DIR && gnuplot plots.gp'.  gnuplot is found at run time ($GNUPLOT,
- * else on PATH); without it the script is still written.
+/* compare-plot.c - the plots of a comparison: parallel efficiency against
+ * devices, one line per program (its fastest exchange mode at each device
+ * count), and the exchange modes side by side at the largest device count,
+ * both at the largest grid; and, when the runs span several grid sizes,
+ * the time per step (log-log) and the efficiency against the grid's cells,
+ * one line per program and device count (its fastest exchange mode at each
+ * size).  Every point has an error bar from the spread of its runs; the
+ * key names the exchange mode of each line, or, where the fastest mode
+ * changes from point to point, each point is labelled with its mode.  The
+ * data go into one gnuplot script, DIR/plots.gp, that draws them as PNG
+ * and SVG; it stays there, so that a user can restyle the plots and draw
+ * them again with `cd DIR && gnuplot plots.gp'.  gnuplot is found at run
+ * time ($GNUPLOT, else on PATH); without it the script is still written.
  *
  * The script is code that gnuplot runs, so nothing from the rows goes into
  * it but names (cmp_is_name: no blank, quote or newline) and numbers, each
@@ -79,46 +82,169 @@ static void data_cell(FILE *gp, double value)
         fputs(" -", gp);
 }
 
-/* $scaling: a row per device count, a column per program, the best speedup
- * of its modes at the grid AT; "-" where the program did not run. */
-static void write_scaling(FILE *gp, const cmp_rows *rows, const cmp_size *at, names *programs)
+/* What a point of a line shows, each with the spread of the row's runs
+ * (time_min_s, time_max_s besides the median time_s) as its error bar. */
+typedef enum measure {
+    US_PER_STEP,       /* proportional to the time */
+    GCELLS_PER_S,      /* inversely */
+    EFFICIENCY_PERCENT /* inversely: speedup / devices, in percent */
+} measure;
+
+static double measured(const cmp_row *r, measure what)
 {
-    int most = max_devices(rows, at);
-    fputs("$scaling << EOD\ndevices", gp);
+    switch (what) {
+    case US_PER_STEP:
+        return r->us_per_step;
+    case GCELLS_PER_S:
+        return r->gcells_per_s;
+    default:
+        return 100 * r->efficiency;
+    }
+}
+
+/* The bar of VALUE (WHAT of R): from the slowest run to the fastest.  The
+ * speedup and the efficiency hold each run against the median of the
+ * 1-device run, whose own spread is the bar of its point (the reference
+ * every point of its line is divided by).  Without a spread (older
+ * results, one run), a bar of no length. */
+static void bar(const cmp_row *r, measure what, double value, double *low, double *high)
+{
+    *low = *high = value;
+    if (!(r->time_s > 0 && r->time_min_s > 0 && r->time_max_s >= r->time_min_s))
+        return;
+    if (what == US_PER_STEP) {
+        *low = value * r->time_min_s / r->time_s;
+        *high = value * r->time_max_s / r->time_s;
+    } else {
+        *low = value * r->time_s / r->time_max_s;
+        *high = value * r->time_s / r->time_min_s;
+    }
+}
+
+/* The span of the bars drawn, for an axis set from the data. */
+typedef struct span {
+    double low, high;
+} span;
+
+/* A line of a plot: its rows, one per point (NULL: no point there), in
+ * the order of its x. */
+typedef struct line {
+    const cmp_row **row;
+    int count;
+} line;
+
+/* Whether the exchange mode of R, a point of L, says anything: on one
+ * device nothing is exchanged between devices (each program runs its
+ * default mode there), so a line that has points on more devices is
+ * told by those. */
+static int mode_counts(const line *l, const cmp_row *r)
+{
+    if (r->devices > 1)
+        return 1;
+    for (int i = 0; i < l->count; i++) {
+        if (l->row[i] && l->row[i]->devices > 1)
+            return 0;
+    }
+    return 1;
+}
+
+/* The exchange mode of the points of L that tell one (mode_counts) when
+ * they all have the same, else NULL; *VARIES says whether they differ. */
+static const char *line_mode(const line *l, int *varies)
+{
+    const char *mode = NULL;
+    *varies = 0;
+    for (int i = 0; i < l->count; i++) {
+        const cmp_row *r = l->row[i];
+        if (!r || !mode_counts(l, r))
+            continue;
+        if (!mode)
+            mode = r->exchange;
+        else if (strcmp(mode, r->exchange) != 0)
+            *varies = 1;
+    }
+    return *varies ? NULL : mode;
+}
+
+/* One data set of a block (the sets are two blank lines apart, plotted
+ * with `index'): a header whose third column is the line's title, "single,
+ * 2 dev (direct)", then a row per point: x, its tic, the value, the bar's
+ * low and high, and the point's exchange mode where the line's mode varies
+ * from point to point ("" elsewhere: the key says it).  1 when the line
+ * labels its points. */
+static int write_line(FILE *gp, const char *program, int devices, const line *l, measure what,
+                      span *range)
+{
+    int varies;
+    const char *mode = line_mode(l, &varies);
+    fprintf(gp, "x tic \"%s", short_name(program));
+    if (devices)
+        fprintf(gp, ", %d dev", devices);
+    if (varies)
+        fputs(" (mode per point)", gp);
+    else if (mode)
+        fprintf(gp, " (%s)", mode);
+    fputs("\" low high mode\n", gp);
+    for (int i = 0; i < l->count; i++) {
+        const cmp_row *r = l->row[i];
+        double value = r ? measured(r, what) : NAN, low, high;
+        if (!isfinite(value))
+            continue;
+        bar(r, what, value, &low, &high);
+        if (devices)
+            fprintf(gp, "%lld \"%lldx%lld\"", r->nx * r->ny, r->nx, r->ny);
+        else
+            fprintf(gp, "%d \"%d\"", r->devices, r->devices);
+        data_cell(gp, value);
+        data_cell(gp, low);
+        data_cell(gp, high);
+        fprintf(gp, " \"%s\"\n", varies && mode_counts(l, r) ? r->exchange : "");
+        if (!(range->low <= low))
+            range->low = low;
+        if (!(range->high >= high))
+            range->high = high;
+    }
+    fputs("\n\n", gp);
+    return varies;
+}
+
+/* $scaling: a data set per program (its order in PROGRAMS), a point per
+ * device count: the efficiency of its fastest mode there, at the grid AT.
+ * The number of sets; *LABELS: whether a line labels its points. */
+static int write_scaling(FILE *gp, const cmp_rows *rows, const cmp_size *at, names *programs,
+                         span *range, int *labels)
+{
+    int most = max_devices(rows, at), sets = 0;
+    line l = {.row = malloc((size_t) (most > 0 ? most : 1) * sizeof *l.row), .count = 0};
+    if (!l.row)
+        return -1;
     for (int i = 0; i < rows->count; i++) {
         if (rows->row[i].status == RUN_OK && cmp_row_at(&rows->row[i], at))
             index_of(programs, rows->row[i].program, 1);
     }
-    for (int p = 0; p < programs->count; p++)
-        fprintf(gp, " \"%s\"", programs->name[p]);
-    fputc('\n', gp);
-    for (int d = 1; d <= most; d++) {
-        double best[MAX_NAMES];
+    fputs("$scaling << EOD\n", gp);
+    for (int p = 0; p < programs->count; p++) {
+        l.count = 0;
         int any = 0;
-        for (int p = 0; p < programs->count; p++)
-            best[p] = NAN;
-        for (int i = 0; i < rows->count; i++) {
-            const cmp_row *r = &rows->row[i];
-            int p = index_of(programs, r->program, 0);
-            if (r->status != RUN_OK || r->devices != d || !cmp_row_at(r, at) || p < 0 ||
-                !isfinite(r->speedup))
-                continue;
-            if (!(best[p] >= r->speedup))
-                best[p] = r->speedup;
-            any = 1;
+        for (int d = 1; d <= most; d++) {
+            const cmp_row *r = cmp_fastest(rows, programs->name[p], d, at);
+            if (r && !isfinite(r->speedup))
+                r = NULL;
+            l.row[l.count++] = r;
+            any |= r != NULL;
         }
         if (!any)
             continue;
-        fprintf(gp, "%d", d);
-        for (int p = 0; p < programs->count; p++)
-            data_cell(gp, best[p]);
-        fputc('\n', gp);
+        *labels |= write_line(gp, programs->name[p], 0, &l, EFFICIENCY_PERCENT, range);
+        sets++;
     }
     fputs("EOD\n", gp);
+    free(l.row);
+    return sets;
 }
 
-/* $modes: a row per program, a column per exchange mode, Gcells/s at the
- * largest device count at the grid AT. */
+/* $modes: a row per program, three columns per exchange mode (Gcells/s,
+ * the bar's low and high) at the largest device count at the grid AT. */
 static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int most,
                         names *modes)
 {
@@ -132,93 +258,151 @@ static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int 
     }
     fputs("$modes << EOD\nprogram", gp);
     for (int m = 0; m < modes->count; m++)
-        fprintf(gp, " \"%s\"", modes->name[m]);
+        fprintf(gp, " \"%s\" low high", modes->name[m]);
     fputc('\n', gp);
     for (int p = 0; p < programs.count; p++) {
         fprintf(gp, "\"%s\"", short_name(programs.name[p]));
         for (int m = 0; m < modes->count; m++) {
-            double value = NAN;
+            double value = NAN, low = NAN, high = NAN;
             for (int i = 0; i < rows->count; i++) {
                 const cmp_row *r = &rows->row[i];
                 if (r->status == RUN_OK && r->devices == most && cmp_row_at(r, at) &&
                     strcmp(r->program, programs.name[p]) == 0 &&
-                    strcmp(r->exchange, modes->name[m]) == 0)
+                    strcmp(r->exchange, modes->name[m]) == 0 && isfinite(r->gcells_per_s)) {
                     value = r->gcells_per_s;
+                    bar(r, GCELLS_PER_S, value, &low, &high);
+                }
             }
             data_cell(gp, value);
+            data_cell(gp, low);
+            data_cell(gp, high);
         }
         fputc('\n', gp);
     }
     fputs("EOD\n", gp);
 }
 
-/* $NAME: a row per grid size (its cells and "NXxNY"), a column per program
- * and device count (FROM devices up) with the VALUE of its fastest row at
- * that size; "-" where it did not run.  The number of columns, or 0 when
- * there is none. */
-static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int from,
-                         double (*value)(const cmp_row *))
+/* $NAME: a data set per program and device count (FROM devices up), a
+ * point per grid size: WHAT of its fastest row at that size.  The number
+ * of sets; *LABELS: whether a line labels its points. */
+static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int from, measure what,
+                         span *range, int *labels)
 {
-    int columns = 2;
-    fprintf(gp, "$%s << EOD\ncells size", name);
+    int sizes = cmp_rows_size_count(rows, 1), sets = 0;
+    line l = {.row = malloc((size_t) (sizes > 0 ? sizes : 1) * sizeof *l.row), .count = 0};
+    if (!l.row)
+        return -1;
+    fprintf(gp, "$%s << EOD\n", name);
     for (int i = 0; i < rows->count; i++) {
         const cmp_row *r = &rows->row[i];
-        if (r->devices >= from && cmp_first_of_pair(rows, i)) {
-            fprintf(gp, " \"%s, %d\"", short_name(r->program), r->devices);
-            columns++;
-        }
-    }
-    fputc('\n', gp);
-    cmp_size s;
-    for (const cmp_size *after = NULL; cmp_rows_next_size(rows, 1, after, &s); after = &s) {
-        fprintf(gp, "%lld \"%lldx%lld\"", s.nx * s.ny, s.nx, s.ny);
-        for (int i = 0; i < rows->count; i++) {
-            const cmp_row *r = &rows->row[i];
-            if (r->devices < from || !cmp_first_of_pair(rows, i))
-                continue;
+        if (r->devices < from || !cmp_first_of_pair(rows, i))
+            continue;
+        cmp_size s;
+        int any = 0;
+        l.count = 0;
+        for (const cmp_size *after = NULL;
+             l.count < sizes && cmp_rows_next_size(rows, 1, after, &s); after = &s) {
             const cmp_row *best = cmp_fastest(rows, r->program, r->devices, &s);
-            data_cell(gp, best ? value(best) : NAN);
+            if (best && !isfinite(measured(best, what)))
+                best = NULL;
+            l.row[l.count++] = best;
+            any |= best != NULL;
         }
-        fputc('\n', gp);
+        if (!any)
+            continue;
+        *labels |= write_line(gp, r->program, r->devices, &l, what, range);
+        sets++;
     }
     fputs("EOD\n", gp);
-    return columns > 2 ? columns : 0;
+    free(l.row);
+    return sets;
 }
 
-static double us_per_step(const cmp_row *r) { return r->us_per_step; }
-static double efficiency(const cmp_row *r) { return r->efficiency; }
+/* The range of a percent axis: the bars with a margin, whole percents.
+ * Efficiency close to ideal is the usual case on a few GPUs joined by
+ * NVLink, where what a reader wants to see is 99 against 95 against 86
+ * per cent, and whether those differ by more than the spread of the runs:
+ * an axis from 0 puts every line on top of the others.  So the axis spans
+ * the data (the ideal 100% is drawn when it falls in it, and in the
+ * scaling plot it always does: the 1-device points are there), and is
+ * labelled in percent so that the zoom is read as a zoom. */
+static void percent_axis(FILE *gp, const span *range)
+{
+    double low = range->low, high = range->high;
+    if (!(isfinite(low) && isfinite(high))) {
+        fputs("    set yrange [0:110]\n", gp); /* no data: the ideal in sight */
+        return;
+    }
+    double margin = fmax(0.08 * (high - low), 1.0);
+    low = fmax(0, floor(low - margin));
+    high = ceil(high + margin);
+    fprintf(gp, "    set yrange [%.0f:%.0f]\n", low, high);
+}
+
+/* The points' exchange modes, where a line's mode varies, next to them in
+ * its colour. */
+static void plot_labels(FILE *gp, const char *block, int sets, const char *columns)
+{
+    fprintf(gp,
+            "for [i=0:%d] %s index i using %s with labels left offset char "
+            "0.6,0.4 font \",9\" tc lt (i+1) notitle",
+            sets - 1, block, columns);
+}
 
 /* The plots against grid size, within the loop over formats. */
-static void plot_sizes(FILE *gp, int time_columns, int efficiency_columns)
+static void plot_sizes(FILE *gp, int time_sets, int time_labels, int efficiency_sets,
+                       int efficiency_labels, const span *efficiency_range)
 {
     fprintf(gp,
             "    set output \"sizes-time.\".format\n"
             "    set key outside below\n"
             "    set title \"time per step against grid size, fastest exchange mode\\n\".across\n"
             "    set xlabel \"grid cells\"\n"
-            "    set ylabel \"us per step\"\n"
+            "    set ylabel \"us per step (bars: fastest to slowest run)\"\n"
             "    set logscale xy\n"
             "    set xrange [*:*]\n"
             "    set yrange [*:*]\n"
             "    set xtics autofreq rotate by -30\n"
-            "    plot for [c=3:%d] $time using 1:c:xtic(2) with linespoints lw 2 pt 7 "
-            "title columnhead(c)\n",
-            time_columns);
-    if (efficiency_columns)
+            "    plot for [i=0:%d] $time index i using 1:3:4:5:xtic(2) with yerrorlines lw 2 "
+            "pt 7 title columnhead(3)",
+            time_sets - 1);
+    if (time_labels) {
+        fputs(", \\\n         ", gp);
+        plot_labels(gp, "$time", time_sets, "1:3:6");
+    }
+    fputc('\n', gp);
+    if (efficiency_sets) {
+        fputs("    set output \"sizes-efficiency.\".format\n"
+              "    set title \"parallel efficiency against grid size (speedup over the "
+              "program's own 1-device run at that grid / devices)\\n\".across\n"
+              "    set ylabel \"parallel efficiency, % (bars: fastest to slowest run)\"\n"
+              "    unset logscale y\n",
+              gp);
+        percent_axis(gp, efficiency_range);
         fprintf(gp,
-                "    set output \"sizes-efficiency.\".format\n"
-                "    set title \"parallel efficiency against grid size (speedup over the "
-                "program's own 1-device run at that grid / devices)\\n\".across\n"
-                "    set ylabel \"efficiency\"\n"
-                "    unset logscale y\n"
-                "    set yrange [0:*]\n"
-                "    plot for [c=3:%d] $efficiency using 1:c:xtic(2) with linespoints lw 2 "
-                "pt 7 title columnhead(c), \\\n"
-                "         1 with lines dt 2 lc rgb \"gray\" title \"ideal\"\n",
-                efficiency_columns);
+                "    plot for [i=0:%d] $efficiency index i using 1:3:4:5:xtic(2) with "
+                "yerrorlines lw 2 pt 7 title columnhead(3)",
+                efficiency_sets - 1);
+        if (efficiency_labels) {
+            fputs(", \\\n         ", gp);
+            plot_labels(gp, "$efficiency", efficiency_sets, "1:3:6");
+        }
+        fputs(", \\\n         100 with lines dt 2 lc rgb \"gray\" title \"ideal\"\n", gp);
+    }
     fputs("    unset logscale\n"
           "    set xtics norotate\n",
           gp);
+}
+
+/* The host backend's note on lines of its own in a title string: one line
+ * is wider than the plot. */
+static void host_note(FILE *gp)
+{
+    const char *note = CMP_HOST_NOTE, *cut = strstr(note, "; ");
+    if (cut)
+        fprintf(gp, "\\n%.*s;\\n%s", (int) (cut - note), note, cut + 2);
+    else
+        fprintf(gp, "\\n%s", note);
 }
 
 static int write_script(const char *dir, const cmp_rows *rows, int host)
@@ -244,24 +428,39 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
     fprintf(gp,
             "# plots.gp - written by %s: the scaling and exchange-mode plots%s.\n"
             "# Draw them again with: gnuplot plots.gp (in this folder)\n"
+            "# Error bars: from the fastest to the slowest of the runs of each row.\n"
             "set datafile missing \"-\"\n",
             COMPARE_NAME, sizes > 1 ? ", and time and efficiency against grid size" : "");
-    write_scaling(gp, rows, &at, &programs);
+    span scaling_range = {NAN, NAN}, unused = {NAN, NAN}, efficiency_range = {NAN, NAN};
+    int scaling_labels = 0, time_labels = 0, efficiency_labels = 0;
+    int scaling_sets = write_scaling(gp, rows, &at, &programs, &scaling_range, &scaling_labels);
     write_modes(gp, rows, &at, most, &modes);
-    int time_columns = 0, efficiency_columns = 0;
+    int time_sets = 0, efficiency_sets = 0;
     if (sizes > 1) {
-        time_columns = write_by_size(gp, rows, "time", 1, us_per_step);
-        efficiency_columns = write_by_size(gp, rows, "efficiency", 2, efficiency);
-        fprintf(gp, "across = \"%s backend, %s, %lld steps%s%s\"\n", m->backend, m->kernel,
-                m->steps, host ? "\\n" : "", host ? CMP_HOST_NOTE : "");
+        time_sets = write_by_size(gp, rows, "time", 1, US_PER_STEP, &unused, &time_labels);
+        efficiency_sets = write_by_size(gp, rows, "efficiency", 2, EFFICIENCY_PERCENT,
+                                        &efficiency_range, &efficiency_labels);
+        fprintf(gp, "across = \"%s backend, %s, %lld steps", m->backend, m->kernel, m->steps);
+        if (host)
+            host_note(gp);
+        fputs("\"\n", gp);
     }
-    fprintf(gp, "what = \"%s backend, %s %lld x %lld, %lld steps%s%s\"\n", m->backend, m->kernel,
-            at.nx, at.ny, m->steps, host ? "\\n" : "", host ? CMP_HOST_NOTE : "");
+    if (scaling_sets < 0 || time_sets < 0 || efficiency_sets < 0) {
+        fclose(gp);
+        fprintf(stderr, "%s: cannot write %s: out of memory\n", COMPARE_NAME, path);
+        return -1;
+    }
+    fprintf(gp, "what = \"%s backend, %s %lld x %lld, %lld steps", m->backend, m->kernel, at.nx,
+            at.ny, m->steps);
+    if (host)
+        host_note(gp);
+    fputs("\"\n", gp);
     fprintf(gp,
             "set grid\n"
             "set key noenhanced\n"
-            "set style histogram clustered gap 1\n"
+            "set style histogram errorbars gap 1 lw 1\n"
             "set style fill solid 0.8 border -1\n"
+            "set errorbars small\n"
             "do for [format in \"png svg\"] {\n"
             "    if (format eq \"svg\") {\n"
             "        set terminal svg size 960,600 noenhanced\n"
@@ -273,28 +472,44 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
             "        }\n"
             "    }\n"
             "    set output \"scaling.\".format\n"
-            "    set key inside top left\n"
-            "    set title \"speedup over each program's own 1-device run, best exchange "
-            "mode\\n\".what\n"
+            "    set key outside below\n"
+            "    set title \"parallel efficiency (speedup over each program's own 1-device run "
+            "/ devices), fastest exchange mode\\n\".what\n"
             "    set xlabel \"devices\"\n"
-            "    set ylabel \"speedup\"\n"
-            "    set xrange [0.5:%d.5]\n"
-            "    set yrange [0:*]\n"
-            "    set xtics 1\n"
-            "    plot for [c=2:%d] $scaling using 1:c with linespoints lw 2 pt 7 "
-            "title columnhead(c), \\\n"
-            "         x with lines dt 2 lc rgb \"gray\" title \"ideal\"\n"
+            "    set ylabel \"parallel efficiency, %% (bars: fastest to slowest run)\"\n"
+            "    set xrange [0.5:%d.5]\n",
+            most);
+    percent_axis(gp, &scaling_range);
+    fputs("    set xtics 1\n    plot ", gp);
+    /* Without a 1-device run there is no efficiency: the ideal alone, and
+     * the title says why. */
+    if (scaling_sets) {
+        fprintf(gp,
+                "for [i=0:%d] $scaling index i using 1:3:4:5 with yerrorlines lw 2 pt 7 "
+                "title columnhead(3), \\\n         ",
+                scaling_sets - 1);
+        if (scaling_labels) {
+            plot_labels(gp, "$scaling", scaling_sets, "1:3:6");
+            fputs(", \\\n         ", gp);
+        }
+    }
+    fprintf(gp,
+            "100 with lines dt 2 lc rgb \"gray\" title \"ideal%s\"\n"
             "    set output \"exchange-modes.\".format\n"
             "    set key outside right top\n"
             "    set title \"Gcells/s by exchange mode on %d device%s\\n\".what\n"
             "    unset xlabel\n"
-            "    set ylabel \"Gcells/s\"\n"
+            "    set ylabel \"Gcells/s (bars: slowest to fastest run)\"\n"
             "    set xrange [*:*]\n"
+            "    set yrange [0:*]\n"
             "    set xtics autofreq\n"
-            "    plot for [c=2:%d] $modes using c:xtic(1) with histograms title columnhead(c)\n",
-            most, programs.count + 1, most, most == 1 ? "" : "s", modes.count + 1);
-    if (time_columns)
-        plot_sizes(gp, time_columns, efficiency_columns);
+            "    plot for [m=0:%d] $modes using 2+3*m:3+3*m:4+3*m:xtic(1) with histograms "
+            "title columnhead(2+3*m)\n",
+            scaling_sets ? "" : " (no 1-device run: no efficiency)", most,
+            most == 1 ? "" : "s", modes.count - 1);
+    if (time_sets)
+        plot_sizes(gp, time_sets, time_labels, efficiency_sets, efficiency_labels,
+                   &efficiency_range);
     fputs("}\n", gp);
     if (ferror(gp) | (fclose(gp) != 0)) {
         fprintf(stderr, "%s: cannot write %s: %s\n", COMPARE_NAME, path, strerror(errno));
