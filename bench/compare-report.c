@@ -1,8 +1,9 @@
 /* compare-report.c - what mgpu-compare makes of the runs: speedup and
  * parallel efficiency against each program's own 1-device run at the same
  * grid in the same comparison, the side-by-side table (a group per grid
- * size when there are several), and results.csv and results.json
- * with one row per run (the same fields in both, numbers as numbers). */
+ * size when there are several), results.csv (a row per run) and
+ * results.json, written with jansson (the same runs, each with every field
+ * its program printed, and the metadata of the machine). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -11,9 +12,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "compare.h"
+#include "mgpu.h"
 
 /* ------------------------------------------------------- derived figures */
 
@@ -187,17 +191,14 @@ static int row_fields(const cmp_row *r, field *f)
     return n;
 }
 
-/* ------------------------------------------------------ CSV and JSON */
+/* ---------------------------------------------------------------- CSV */
 
-/* Not measured: an empty CSV cell, null in JSON. */
-static void print_value(const field *f, int json, FILE *out)
+/* Not measured: an empty cell. */
+static void print_csv_value(const field *f, FILE *out)
 {
     switch (f->kind) {
     case F_TEXT:
-        if (json)
-            bench_json_string(f->text, out);
-        else
-            bench_csv_text(f->text, out);
+        bench_csv_text(f->text, out);
         break;
     case F_INTEGER:
         fprintf(out, "%.0f", f->number);
@@ -205,62 +206,143 @@ static void print_value(const field *f, int json, FILE *out)
     case F_NUMBER:
         if (isfinite(f->number))
             fprintf(out, "%.10g", f->number);
-        else if (json)
-            fputs("null", out);
         break;
     case F_VERDICT:
-        if (json)
-            fputs(f->number > 0 ? "true" : f->number == 0 ? "false" : "null", out);
-        else
-            fputs(f->number > 0 ? "passed" : f->number == 0 ? "failed" : "", out);
+        fputs(f->number > 0 ? "passed" : f->number == 0 ? "failed" : "", out);
         break;
     }
 }
 
-/* results.csv: a header, then a line per run.  results.json: an array of
- * flat objects, one per run, one per line. */
-static int write_rows(const cmp_rows *rows, const char *path, int json)
+static int write_failed(const char *path, const char *why)
+{
+    fprintf(stderr, "%s: cannot write %s: %s\n", COMPARE_NAME, path, why);
+    return -1;
+}
+
+/* results.csv: a header, then a line per run, the row's fields only: the
+ * programs' own fields differ from program to program (results.json has
+ * them). */
+int cmp_write_csv(const cmp_rows *rows, const char *path)
 {
     FILE *out = fopen(path, "w");
-    if (!out) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", COMPARE_NAME, path, strerror(errno));
-        return -1;
-    }
+    if (!out)
+        return write_failed(path, strerror(errno));
     field f[ROW_FIELDS];
-    int n = 0;
-    if (json) {
-        fputs("[\n", out);
-    } else {
-        cmp_row empty;
-        memset(&empty, 0, sizeof empty);
-        n = row_fields(&empty, f);
-        for (int i = 0; i < n; i++)
-            fprintf(out, "%s%s", i ? "," : "", f[i].key);
-        fputc('\n', out);
-    }
+    cmp_row empty;
+    memset(&empty, 0, sizeof empty);
+    int n = row_fields(&empty, f);
+    for (int i = 0; i < n; i++)
+        fprintf(out, "%s%s", i ? "," : "", f[i].key);
+    fputc('\n', out);
     for (int r = 0; r < rows->count; r++) {
         n = row_fields(&rows->row[r], f);
-        fputs(json ? "  {" : "", out);
         for (int i = 0; i < n; i++) {
             if (i)
-                fputs(json ? ", " : ",", out);
-            if (json) {
-                bench_json_string(f[i].key, out);
-                fputs(": ", out);
-            }
-            print_value(&f[i], json, out);
+                fputc(',', out);
+            print_csv_value(&f[i], out);
         }
-        fputs(!json ? "\n" : r + 1 < rows->count ? "},\n" : "}\n", out);
+        fputc('\n', out);
     }
-    if (json)
-        fputs("]\n", out);
-    if (ferror(out) | (fclose(out) != 0)) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", COMPARE_NAME, path, strerror(errno));
-        return -1;
-    }
+    if (ferror(out) | (fclose(out) != 0))
+        return write_failed(path, strerror(errno));
     return 0;
 }
 
-int cmp_write_csv(const cmp_rows *rows, const char *path) { return write_rows(rows, path, 0); }
+/* --------------------------------------------------------------- JSON */
 
-int cmp_write_json(const cmp_rows *rows, const char *path) { return write_rows(rows, path, 1); }
+/* The row's fields (null where not measured), then every other field the
+ * program printed, in its order.  NULL when out of memory. */
+static json_t *run_json(const cmp_row *r)
+{
+    field f[ROW_FIELDS];
+    int n = row_fields(r, f), failed = 0;
+    json_t *run = json_object();
+    for (int i = 0; run && i < n; i++) {
+        json_t *value;
+        switch (f[i].kind) {
+        case F_TEXT:
+            value = json_string(f[i].text);
+            break;
+        case F_INTEGER:
+            value = json_integer((json_int_t) f[i].number);
+            break;
+        case F_NUMBER:
+            value = isfinite(f[i].number) ? json_real(f[i].number) : json_null();
+            break;
+        case F_VERDICT:
+        default:
+            value = f[i].number < 0 ? json_null() : json_boolean(f[i].number > 0);
+            break;
+        }
+        failed |= json_object_set_new(run, f[i].key, value) != 0;
+    }
+    const char *key;
+    json_t *value;
+    if (run && r->record) {
+        json_object_foreach(r->record, key, value) {
+            if (!json_object_get(run, key))
+                failed |= json_object_set(run, key, value) != 0;
+        }
+    }
+    if (failed) {
+        json_decref(run);
+        return NULL;
+    }
+    return run;
+}
+
+/* The record's field KEY of the run on the most devices that printed it,
+ * else null: the machine the comparison ran on, as its programs saw it. */
+static json_t *from_runs(const cmp_rows *rows, const char *key)
+{
+    const json_t *found = NULL;
+    int devices = 0;
+    for (int i = 0; i < rows->count; i++) {
+        const cmp_row *r = &rows->row[i];
+        const json_t *value = r->record ? json_object_get(r->record, key) : NULL;
+        if (value && !json_is_null(value) && r->devices > devices) {
+            found = value;
+            devices = r->devices;
+        }
+    }
+    return found ? json_deep_copy(found) : json_null();
+}
+
+/* Where, when and with what this comparison ran (doc/record.md). */
+static json_t *metadata_json(const cmp_rows *rows)
+{
+    char host[256] = "", stamp[32] = "";
+    time_t now = time(NULL);
+    struct tm utc;
+    if (gethostname(host, sizeof host) != 0)
+        host[0] = '\0';
+    host[sizeof host - 1] = '\0';
+    if (gmtime_r(&now, &utc))
+        strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return json_pack("{s:o, s:o, s:o, s:s, s:o, s:o}", "gpus", from_runs(rows, "gpus"),
+                     "cuda_runtime", from_runs(rows, "cuda_runtime"), "cuda_driver",
+                     from_runs(rows, "cuda_driver"), "mgpu_version", MGPU_VERSION, "hostname",
+                     host[0] ? json_string(host) : json_null(), "timestamp",
+                     stamp[0] ? json_string(stamp) : json_null());
+}
+
+/* results.json: {"schema": 1, "metadata": {...}, "runs": [{...}, ...]}. */
+int cmp_write_json(const cmp_rows *rows, const char *path)
+{
+    json_t *runs = json_array();
+    int failed = !runs;
+    for (int r = 0; !failed && r < rows->count; r++)
+        failed = json_array_append_new(runs, run_json(&rows->row[r])) != 0;
+    json_t *results = failed ? NULL
+                             : json_pack("{s:i, s:o, s:O}", "schema", CMP_RESULTS_SCHEMA,
+                                         "metadata", metadata_json(rows), "runs", runs);
+    json_decref(runs);
+    if (!results)
+        return write_failed(path, "out of memory");
+    errno = 0;
+    int rc = json_dump_file(results, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+    json_decref(results);
+    if (rc != 0)
+        return write_failed(path, errno ? strerror(errno) : "jansson could not write it");
+    return 0;
+}

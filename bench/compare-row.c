@@ -48,6 +48,8 @@ cmp_row *cmp_rows_add(cmp_rows *rows)
 
 void cmp_rows_free(cmp_rows *rows)
 {
+    for (int i = 0; i < rows->count; i++)
+        json_decref(rows->row[i].record);
     free(rows->row);
     rows->row = NULL;
     rows->count = rows->capacity = 0;
@@ -94,7 +96,7 @@ void cmp_plain_text(char *text)
 /* ------------------------------------------------- fields into a row */
 
 typedef struct reader {
-    const cmp_json_object *o;
+    const json_t *o;
     char *error;
     size_t size;
 } reader;
@@ -108,23 +110,56 @@ static int bad(reader *rd, const char *fmt, ...)
     return -1;
 }
 
+static int has_control(const char *text)
+{
+    for (const unsigned char *c = (const unsigned char *) text; *c; c++) {
+        if (*c < 0x20 || *c == 0x7F)
+            return 1;
+    }
+    return 0;
+}
+
+/* The object is flat, of a sane size, its keys names and its texts plain:
+ * fields a row has no place for are kept and written again, so they are
+ * held to the same rules as those it has. */
+static int flat_object(reader *rd)
+{
+    const char *key;
+    json_t *value;
+    if (!json_is_object(rd->o))
+        return bad(rd, "not an object");
+    if (json_object_size(rd->o) > CMP_JSON_FIELDS)
+        return bad(rd, "more than %d fields", CMP_JSON_FIELDS);
+    json_object_foreach((json_t *) rd->o, key, value) {
+        if (strlen(key) > CMP_JSON_KEY)
+            return bad(rd, "a key longer than %d bytes", CMP_JSON_KEY);
+        if (!cmp_is_name(key))
+            return bad(rd, "a key that is not a name (letters, digits, and . _ + - after the "
+                           "first)");
+        if (json_is_object(value) || json_is_array(value))
+            return bad(rd, "\"%s\": nested value in a flat object", key);
+        if (json_is_string(value) && has_control(json_string_value(value)))
+            return bad(rd, "\"%s\": a control character", key);
+    }
+    return 0;
+}
+
 /* How a text field may look. */
 enum { NAME, NAME_OR_EMPTY, TEXT };
 
 /* KEY, a string, into OUT whole.  REQUIRED: absent is an error. */
 static int text_of(reader *rd, const char *key, int form, int required, char *out, size_t size)
 {
-    const cmp_json_field *f = cmp_json_get(rd->o, key);
+    const json_t *f = json_object_get(rd->o, key);
     if (!f)
         return required ? bad(rd, "no \"%s\"", key) : 0;
-    if (f->kind != JSON_STRING)
+    if (!json_is_string(f))
         return bad(rd, "\"%s\": not a string", key);
-    if (cmp_json_text(f, out, size) < 0)
+    if (json_string_length(f) >= size)
         return bad(rd, "\"%s\": longer than %zu bytes", key, size - 1);
-    for (const unsigned char *c = (const unsigned char *) out; *c; c++) {
-        if (*c < 0x20 || *c == 0x7F)
-            return bad(rd, "\"%s\": a control character", key);
-    }
+    memcpy(out, json_string_value(f), json_string_length(f) + 1);
+    if (has_control(out))
+        return bad(rd, "\"%s\": a control character", key);
     if (form == TEXT || (form == NAME_OR_EMPTY && !*out) || cmp_is_name(out))
         return 0;
     return bad(rd, "\"%s\": '%s' is not a name (letters, digits, and . _ + - after the first)",
@@ -134,41 +169,42 @@ static int text_of(reader *rd, const char *key, int form, int required, char *ou
 /* KEY, an integer in [MIN, MAX], into *VALUE. */
 static int integer_of(reader *rd, const char *key, long long min, long long max, long long *value)
 {
-    const cmp_json_field *f = cmp_json_get(rd->o, key);
+    const json_t *f = json_object_get(rd->o, key);
     if (!f)
         return bad(rd, "no \"%s\"", key);
-    if (f->kind != JSON_NUMBER)
+    if (!json_is_number(f))
         return bad(rd, "\"%s\": not a number (accepted: an integer from %lld to %lld)", key, min,
                    max);
-    if (f->number != floor(f->number) || f->number < (double) min || f->number > (double) max)
-        return bad(rd, "\"%s\": %.17g is not an integer from %lld to %lld", key, f->number, min,
+    double number = json_number_value(f);
+    if (number != floor(number) || number < (double) min || number > (double) max)
+        return bad(rd, "\"%s\": %.17g is not an integer from %lld to %lld", key, number, min,
                    max);
-    *value = (long long) f->number;
+    *value = (long long) number;
     return 0;
 }
 
 /* KEY, a number not below 0, or NaN when null or absent. */
 static int measure_of(reader *rd, const char *key, double *value)
 {
-    const cmp_json_field *f = cmp_json_get(rd->o, key);
+    const json_t *f = json_object_get(rd->o, key);
     *value = NAN;
-    if (!f || f->kind == JSON_NULL)
+    if (!f || json_is_null(f))
         return 0;
-    if (f->kind != JSON_NUMBER || !(f->number >= 0))
+    if (!json_is_number(f) || !(json_number_value(f) >= 0))
         return bad(rd, "\"%s\": not a number from 0 up, nor null", key);
-    *value = f->number;
+    *value = json_number_value(f);
     return 0;
 }
 
 static int verdict_of(reader *rd, int *verified)
 {
-    const cmp_json_field *f = cmp_json_get(rd->o, "verified");
+    const json_t *f = json_object_get(rd->o, "verified");
     *verified = -1;
-    if (!f || f->kind == JSON_NULL)
+    if (!f || json_is_null(f))
         return 0;
-    if (f->kind != JSON_BOOL)
+    if (!json_is_boolean(f))
         return bad(rd, "\"verified\": not true, false or null");
-    *verified = (int) f->number;
+    *verified = json_is_true(f);
     return 0;
 }
 
@@ -186,11 +222,12 @@ static int status_of(reader *rd, cmp_status *status)
     return bad(rd, "\"status\": '%s' is none of ok, failed, skipped", text);
 }
 
-int cmp_row_from_object(cmp_row *row, const cmp_json_object *o, int results, char *error,
-                        size_t error_size)
+int cmp_row_from_object(cmp_row *row, json_t *o, int results, char *error, size_t error_size)
 {
     reader rd = {o, error, error_size};
     long long devices, repeats;
+    if (flat_object(&rd) != 0)
+        return -1;
 #define TEXT_FIELD(key, form, required) \
     text_of(&rd, #key, form, required, row->key, sizeof row->key) != 0
 #define MEASURE(key) measure_of(&rd, #key, &row->key) != 0
@@ -223,21 +260,70 @@ int cmp_row_from_object(cmp_row *row, const cmp_json_object *o, int results, cha
 #undef MEASURE
     if (row->status == RUN_OK && !(row->time_s > 0))
         return bad(&rd, "\"time_s\": a run that is ok needs a time above 0");
+    json_decref(row->record);
+    row->record = json_incref(o);
     return 0;
 }
 
 /* ------------------------------------------------------- results.json */
 
-static int add_run(const cmp_json_object *o, int index, void *arg, char *error, size_t size)
+/* The metadata of a results.json: flat, its texts plain. */
+static int metadata_of(json_t *metadata, char *error, size_t size)
 {
-    cmp_rows *rows = arg;
-    (void) index;
-    cmp_row *row = cmp_rows_add(rows);
-    if (!row) {
-        snprintf(error, size, "out of memory");
+    char why[300];
+    reader rd = {metadata, why, sizeof why};
+    if (!metadata)
+        return snprintf(error, size, "no \"metadata\""), -1;
+    if (flat_object(&rd) != 0)
+        return snprintf(error, size, "\"metadata\": %s", why), -1;
+    return 0;
+}
+
+/* The runs of RUNS (an array of objects) appended to ROWS. */
+static int add_runs(json_t *runs, cmp_rows *rows, char *error, size_t size)
+{
+    size_t index;
+    json_t *run;
+    if (!json_is_array(runs)) {
+        snprintf(error, size, "\"runs\": %s", runs ? "not an array" : "absent");
         return -1;
     }
-    return cmp_row_from_object(row, o, 1, error, size);
+    json_array_foreach(runs, index, run) {
+        char why[300];
+        cmp_row *row = cmp_rows_add(rows);
+        if (!row) {
+            snprintf(error, size, "out of memory");
+            return -1;
+        }
+        if (cmp_row_from_object(row, run, 1, why, sizeof why) != 0) {
+            snprintf(error, size, "run %zu: %s", index + 1, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* {"schema": 1, "metadata": {...}, "runs": [...]}, nothing else. */
+static int add_results(json_t *results, cmp_rows *rows, char *error, size_t size)
+{
+    const char *key;
+    json_t *value, *schema = json_object_get(results, "schema");
+    json_object_foreach(results, key, value) {
+        if (strcmp(key, "schema") != 0 && strcmp(key, "metadata") != 0 &&
+            strcmp(key, "runs") != 0) {
+            snprintf(error, size, "\"%.*s\": not a field of results.json (schema, metadata, runs)",
+                     CMP_JSON_KEY, key);
+            return -1;
+        }
+    }
+    if (!json_is_integer(schema) || json_integer_value(schema) != CMP_RESULTS_SCHEMA) {
+        snprintf(error, size, "\"schema\": not %d (this mgpu-compare reads schema %d)",
+                 CMP_RESULTS_SCHEMA, CMP_RESULTS_SCHEMA);
+        return -1;
+    }
+    if (metadata_of(json_object_get(results, "metadata"), error, size) != 0)
+        return -1;
+    return add_runs(json_object_get(results, "runs"), rows, error, size);
 }
 
 int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
@@ -252,7 +338,14 @@ int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
         snprintf(error, error_size, "empty");
         return -1;
     }
-    return cmp_json_parse_array(text, add_run, rows, error, error_size);
+    json_t *results = cmp_json_load(text, len, error, error_size);
+    if (!results)
+        return -1;
+    /* An array of runs: what mgpu-compare wrote before schema 1. */
+    int rc = json_is_array(results) ? add_runs(results, rows, error, error_size)
+                                    : add_results(results, rows, error, error_size);
+    json_decref(results);
+    return rc;
 }
 
 int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_size)

@@ -579,12 +579,13 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
         cmp_plain_text(row->reason);
     } else {
         const char *record = last_record(out.out);
-        cmp_json_object object;
         char why[200] = "";
         /* Into a copy: a record that breaks a rule leaves the row as asked. */
         cmp_row checked = *row;
-        int parsed = record && cmp_json_parse_object(&record, &object, why, sizeof why) == 0 &&
-                     cmp_row_from_object(&checked, &object, 0, why, sizeof why) == 0;
+        json_t *object =
+            record ? cmp_json_load(record, strcspn(record, "\n"), why, sizeof why) : NULL;
+        int parsed = object && cmp_row_from_object(&checked, object, 0, why, sizeof why) == 0;
+        json_decref(object);
         if (parsed)
             *row = checked;
         cmp_last_line(out.err, prog->s->program, row->reason, sizeof row->reason);

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #define COMPARE_NAME "mgpu-compare"
 
 /* ---------------------------------------------------------------- a run */
@@ -49,6 +51,9 @@ typedef struct cmp_row {
     char verify[8];                         /* how it was verified */
     int verified;                           /* 1 passed, 0 failed, -1 not checked */
     double max_error;
+    /* Every field the program printed (its own extras included), as read;
+     * NULL when it printed none.  Owned by the row's cmp_rows. */
+    json_t *record;
 } cmp_row;
 
 typedef struct cmp_rows {
@@ -56,7 +61,8 @@ typedef struct cmp_rows {
     int count, capacity;
 } cmp_rows;
 
-/* A new row (zeroed, numbers NaN) at the end, or NULL when out of memory. */
+/* A new row (zeroed, numbers NaN) at the end, or NULL when out of memory.
+ * cmp_rows_free releases the rows' records. */
 cmp_row *cmp_rows_add(cmp_rows *rows);
 void cmp_rows_free(cmp_rows *rows);
 const char *cmp_status_name(cmp_status status);
@@ -100,51 +106,34 @@ void cmp_last_line(const char *text, const char *name, char *out, size_t size);
 int cmp_interrupted(void);
 void cmp_catch_signals(void);
 
-/* ---------------------------------------------------- flat JSON objects */
+/* ------------------------------------------------------------ JSON */
 
-typedef enum cmp_json_kind { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING } cmp_json_kind;
+/* JSON is read and written with jansson (compare-json.c); what is read is
+ * judged by compare-row.c. */
 
-typedef struct cmp_json_field {
-    char key[64]; /* a longer key is an error */
-    cmp_json_kind kind;
-    double number;    /* JSON_NUMBER; JSON_BOOL: 1 or 0 */
-    const char *text; /* the value in the parsed text (JSON_STRING: its opening quote) */
-} cmp_json_field;
-
-/* A record has about 30; more than this is an error, not a cut. */
+/* What results.json says it is: {"schema": CMP_RESULTS_SCHEMA, "metadata":
+ * {...}, "runs": [...]} (doc/record.md).  An array of runs alone is what
+ * mgpu-compare wrote before, still read. */
+#define CMP_RESULTS_SCHEMA 1
+/* A record has about 40 fields; more than this is an error, not a cut. */
 #define CMP_JSON_FIELDS 256
+/* The longest key read. */
+#define CMP_JSON_KEY 63
 
-typedef struct cmp_json_object {
-    int count;
-    cmp_json_field field[CMP_JSON_FIELDS];
-} cmp_json_object;
-
-/* Parse one flat object (string keys, each once; values strings, numbers,
- * true, false, null) at *TEXT and move *TEXT past it.  0, or -1 with a
- * message in ERROR.  Its strings stay in TEXT: keep TEXT while it is used. */
-int cmp_json_parse_object(const char **text, cmp_json_object *object, char *error,
-                          size_t error_size);
+/* Parse TEXT (LEN bytes): one JSON value, an object or an array, with
+ * nothing after it but blanks, no key given twice in an object, strings of
+ * UTF-8 without NUL.  The value (json_decref it), or NULL with a one-line
+ * message in ERROR that says where. */
+json_t *cmp_json_load(const char *text, size_t len, char *error, size_t error_size);
 /* The length of the well-formed UTF-8 sequence at S (RFC 3629: no overlong
  * forms, no surrogates, nothing above U+10FFFF), or 0 (a NUL ends S). */
 size_t cmp_utf8_length(const unsigned char *s);
-/* Called for each object of an array: 0 to go on, or -1 with a message. */
-typedef int (*cmp_json_each)(const cmp_json_object *object, int index, void *arg, char *error,
-                             size_t error_size);
-/* Parse TEXT, an array of flat objects and nothing after it but blanks,
- * calling EACH for each object.  0, or -1 with a message in ERROR that
- * names the object ("run N: ..."). */
-int cmp_json_parse_array(const char *text, cmp_json_each each, void *arg, char *error,
-                         size_t error_size);
-/* The field KEY of OBJECT, or NULL. */
-const cmp_json_field *cmp_json_get(const cmp_json_object *object, const char *key);
-/* A string field decoded into OUT (SIZE bytes, NUL included): its length,
- * or -1 when it is not a string or does not fit whole. */
-int cmp_json_text(const cmp_json_field *field, char *out, size_t size);
 
-/* Fill ROW from OBJECT: the record a program printed, or (RESULTS) a row of
+/* Fill ROW from OBJECT: the record a program printed, or (RESULTS) a run of
  * results.json, which also has the status and the reason.  Every field is
- * checked (see compare-row.c); 0, or -1 with a message naming the field. */
-int cmp_row_from_object(cmp_row *row, const cmp_json_object *object, int results, char *error,
+ * checked (see compare-row.c); the row keeps OBJECT (a reference) for the
+ * fields it has no place for.  0, or -1 with a message naming the field. */
+int cmp_row_from_object(cmp_row *row, json_t *object, int results, char *error,
                         size_t error_size);
 /* The rows of a results.json in TEXT (LEN bytes, NUL-terminated after
  * them), appended to ROWS.  0, or -1 with a message naming the run and the
@@ -207,7 +196,8 @@ void cmp_print_table(const cmp_rows *rows, FILE *out);
 /* Write results.csv or results.json to PATH.  0, or -1 after a message. */
 int cmp_write_csv(const cmp_rows *rows, const char *path);
 int cmp_write_json(const cmp_rows *rows, const char *path);
-/* Read what cmp_write_json wrote.  0, or -1 with a message in ERROR. */
+/* Read what cmp_write_json wrote (or the array of runs an older one
+ * wrote).  0, or -1 with a message in ERROR. */
 int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_size);
 
 /* What the host backend's figures are, said wherever they are shown.  No

@@ -536,11 +536,19 @@ typedef struct mgpu_record {
     int verified;          /* 1 passed, 0 failed, -1 not checked */
     double max_error;
     double tolerance;
+    /* When the run began (mgpu_record_init), seconds since 1970 UTC; the
+     * record prints it as an ISO 8601 UTC timestamp (doc/record.md). */
+    long long started;
     int nextra;
     mgpu_record_extra extra[MGPU_RECORD_EXTRA];
 } mgpu_record;
 
-/* Fill the common fields from OPT; time and verification stay unset. */
+/* The version of the record's layout, its first field ("schema"); raised
+ * when a field changes name, unit or meaning (doc/record.md). */
+#define MGPU_RECORD_SCHEMA 1
+
+/* Fill the common fields from OPT and stamp the start time; time and
+ * verification stay unset. */
 void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
                       const mgpu_options *opt);
 void mgpu_record_set_text(mgpu_record *record, const char *key, const char *text);

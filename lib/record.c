@@ -6,6 +6,10 @@
  * is "not measured" everywhere: null in JSON, an empty cell in CSV, "n/a"
  * in the table.  Numbers that are undefined (a quotient by zero, NaN,
  * infinity) are not measured either: JSON has no way to write them.
+ *
+ * The JSON is written here by hand, not with jansson as bench/ does: the
+ * library must not gain a dependency for one flat object of names and
+ * numbers, and every program links it.  doc/record.md lists every field.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -14,6 +18,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mgpu-private.h"
 
@@ -44,6 +50,7 @@ void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
     record->issue_step_s = record->wait_step_s = record->device_step_s = -1.0;
     record->verify = "none";
     record->verified = -1;
+    record->started = (long long)time(NULL);
 }
 
 /* The extra field called KEY: the existing one, else a new one; NULL when
@@ -120,7 +127,7 @@ typedef struct field {
     double number;
 } field;
 
-#define COMMON_FIELDS 31
+#define COMMON_FIELDS 38
 #define MAX_FIELDS (COMMON_FIELDS + MGPU_RECORD_EXTRA)
 
 typedef struct field_list {
@@ -230,12 +237,79 @@ static void add_extra_fields(field_list *list, const mgpu_record *r)
     }
 }
 
-static void collect_fields(field_list *list, const mgpu_record *r)
+/* Where and with what the run ran, found when the record is printed. */
+typedef struct machine {
+    char gpus[8 * 64];   /* the names of the devices used, "; " between */
+    long long runtime;   /* cudaRuntimeGetVersion, 0: none */
+    long long driver;    /* cudaDriverGetVersion, 0: none */
+    char hostname[256];
+    char timestamp[32];  /* ISO 8601, UTC */
+} machine;
+
+/* Each device's name, in device order (names longer than the field are
+ * cut at a device, never inside a name). */
+static void gpu_names(machine *m, const mgpu_record *r)
+{
+    size_t len = 0;
+
+    m->gpus[0] = '\0';
+    for (int d = 0; d < r->devices; d++) {
+        mgpu_device_info info;
+        const char *name = mgpu_device_info_get(d, &info) == MGPU_OK ? info.name : "unknown";
+        size_t need = strlen(name) + (d ? 2 : 0);
+        if (len + need >= sizeof m->gpus)
+            break;
+        len += (size_t)snprintf(m->gpus + len, sizeof m->gpus - len, "%s%s", d ? "; " : "",
+                                name);
+    }
+}
+
+static void find_machine(machine *m, const mgpu_record *r)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->gpus, sizeof m->gpus, "host");
+#ifdef MGPU_HAVE_CUDA
+    if (r->backend == MGPU_BACKEND_CUDA) {
+        int version = 0;
+        gpu_names(m, r);
+        if (cudaRuntimeGetVersion(&version) == cudaSuccess)
+            m->runtime = version;
+        version = 0;
+        if (cudaDriverGetVersion(&version) == cudaSuccess)
+            m->driver = version;
+    }
+#else
+    (void)gpu_names;
+#endif
+    if (gethostname(m->hostname, sizeof m->hostname) != 0)
+        m->hostname[0] = '\0';
+    m->hostname[sizeof m->hostname - 1] = '\0';
+    time_t started = (time_t)r->started;
+    struct tm utc;
+    if (r->started > 0 && gmtime_r(&started, &utc) != NULL)
+        strftime(m->timestamp, sizeof m->timestamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+}
+
+static void add_machine_fields(field_list *list, const machine *m)
+{
+    add_text(list, "gpus", m->gpus);
+    /* The versions as CUDA gives them (1000 major + 10 minor); null
+     * without CUDA. */
+    add_number(list, "cuda_runtime", m->runtime > 0 ? (double)m->runtime : NAN);
+    add_number(list, "cuda_driver", m->driver > 0 ? (double)m->driver : NAN);
+    add_text(list, "mgpu_version", MGPU_VERSION);
+    add_text(list, "hostname", m->hostname[0] ? m->hostname : NULL);
+    add_text(list, "timestamp", m->timestamp[0] ? m->timestamp : NULL);
+}
+
+static void collect_fields(field_list *list, const mgpu_record *r, const machine *m)
 {
     list->count = 0;
+    add_integer(list, "schema", MGPU_RECORD_SCHEMA);
     add_run_fields(list, r);
     add_speed_fields(list, r);
     add_verify_fields(list, r);
+    add_machine_fields(list, m);
     add_extra_fields(list, r);
 }
 
@@ -432,8 +506,10 @@ mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int
                               FILE *out)
 {
     field_list list;
+    machine m;
 
-    collect_fields(&list, record);
+    find_machine(&m, record);
+    collect_fields(&list, record, &m);
     switch (format) {
     case MGPU_FORMAT_CSV:
         print_csv(&list, header, out);

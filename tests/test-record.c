@@ -25,10 +25,11 @@ static const mgpu_program program = {
 
 /* The fields every record has, in their order. */
 static const char *const common_keys[] = {
-    "program", "strategy", "backend", "backend_reason", "kernel", "exchange", "devices",
+    "schema", "program", "strategy", "backend", "backend_reason", "kernel", "exchange", "devices",
     "nx", "ny", "steps", "repeats", "time_s", "time_min_s", "time_max_s", "us_per_step",
     "host_issue_us_per_step", "host_wait_us_per_step", "device_us_per_step", "gcells_per_s", "gbytes_per_s", "exchange_s", "exchange_share", "copy_gbps", "roofline",
     "baseline_s", "speedup", "efficiency", "verify", "verified", "max_error", "tolerance",
+    "gpus", "cuda_runtime", "cuda_driver", "mgpu_version", "hostname", "timestamp",
 };
 #define COMMON_KEYS (sizeof common_keys / sizeof common_keys[0])
 
@@ -271,13 +272,13 @@ static void test_csv(void)
     CHECK(data_fields == header_fields, "CSV data: %d fields, as many as the header",
           data_fields);
     CHECK(*end == '\0', "CSV: header and one line, nothing else");
-    CHECK(strncmp(csv, "program,strategy,backend,backend_reason,kernel,", 47) == 0,
+    CHECK(strncmp(csv, "schema,program,strategy,backend,backend_reason,kernel,", 54) == 0,
           "CSV header in the record's order");
     CHECK(strstr(data, "\"a, b and \"\"c\"\"\"") != NULL, "RFC 4180 quoting of , and \"");
     CHECK(strstr(data, ",passed,") != NULL, "verified: passed");
 
     print_to_text(&record, MGPU_FORMAT_CSV, 0, csv);
-    CHECK(strncmp(csv, "test-prog,testing,", 18) == 0 && strchr(csv, '\n') == strrchr(csv, '\n'),
+    CHECK(strncmp(csv, "1,test-prog,testing,", 20) == 0 && strchr(csv, '\n') == strrchr(csv, '\n'),
           "CSV without header: the data line only");
 }
 
@@ -299,6 +300,51 @@ static void test_table(void)
     }
     CHECK(strstr(table, "\ncontext ") != NULL, "table has the extra field");
     CHECK(strstr(table, "passed") != NULL, "table: verified passed");
+}
+
+/* Where and when: the schema first, the machine after the verdict, each
+ * typed; on the host backend no CUDA versions. */
+static void test_metadata(void)
+{
+    mgpu_record record;
+    char json[MAX_TEXT], csv[MAX_TEXT], table[MAX_TEXT], pattern[64];
+    const char *stamp;
+    double value = 0;
+    int y, mo, d, h, mi, sec, n = 0;
+
+    known_record(&record);
+    record.started = 1795391999; /* 2026-11-22T23:59:59Z */
+    print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
+    CHECK(strncmp(json, "{\"schema\": 1, \"program\":", 24) == 0, "JSON: schema 1 first");
+    CHECK(json_number(json, "schema", &value) && value == MGPU_RECORD_SCHEMA,
+          "schema is the number %d", MGPU_RECORD_SCHEMA);
+    CHECK(json_is(json, "gpus", "\"host\""), "host backend: gpus \"host\"");
+    CHECK(json_is(json, "cuda_runtime", "null") && json_is(json, "cuda_driver", "null"),
+          "host backend: CUDA versions null");
+    snprintf(pattern, sizeof pattern, "\"%s\"", MGPU_VERSION);
+    CHECK(json_is(json, "mgpu_version", pattern), "mgpu_version is MGPU_VERSION");
+    CHECK(json_is(json, "hostname", "\"") && !json_is(json, "hostname", "\"\""),
+          "hostname: a string, not empty");
+    CHECK(json_is(json, "timestamp", "\"2026-11-22T23:59:59Z\""), "timestamp: ISO 8601 UTC");
+    CHECK(strstr(json, "\"tolerance\": 1e-06, \"gpus\"") != NULL,
+          "the machine follows the verdict");
+
+    mgpu_record_init(&record, &program, &(mgpu_options){.nx = 10, .ny = 10, .steps = 1,
+                                                        .devices = 1, .repeat = 1});
+    print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
+    stamp = json_value(json, "timestamp");
+    CHECK(stamp && sscanf(stamp, "\"%4d-%2d-%2dT%2d:%2d:%2dZ\"%n", &y, &mo, &d, &h, &mi, &sec,
+                          &n) == 6 && n == 22 && y >= 2024,
+          "a new record is stamped now (%.24s)", stamp ? stamp : "none");
+
+    print_to_text(&record, MGPU_FORMAT_CSV, 1, csv);
+    CHECK(strstr(csv, ",gpus,cuda_runtime,cuda_driver,mgpu_version,hostname,timestamp") &&
+              strstr(csv, ",host,,,"),
+          "CSV: the machine's fields, CUDA versions empty");
+    print_to_text(&record, MGPU_FORMAT_TABLE, 1, table);
+    CHECK(strstr(table, "\nschema ") && strstr(table, "\ncuda_runtime  ") &&
+              strstr(table, "n/a\ncuda_driver"),
+          "table: schema, and n/a for the CUDA versions");
 }
 
 static void test_extra_limit(void)
@@ -337,6 +383,7 @@ int main(void)
     test_not_measured();
     test_csv();
     test_table();
+    test_metadata();
     test_extra_limit();
     return check_done();
 }
