@@ -78,3 +78,11 @@ mgpu_status mgpu_fault_check(int part, long long step)
                          part, step);
     return MGPU_OK;
 }
+
+mgpu_status mgpu_fault_check_steps(int nparts, long long first, long long count)
+{
+    for (int p = 0; p < nparts; p++)
+        for (long long step = first; step < first + count; step++)
+            MGPU_TRY(mgpu_fault_check(p, step));
+    return MGPU_OK;
+}

@@ -357,6 +357,9 @@ mgpu_status mgpu_stencil_gather(mgpu_stencil *stencil, int part, long long steps
 /* MGPU_INJECT_FAULT=STEP:DEVICE makes worker DEVICE fail at step STEP.
  * Returns MGPU_ERR_FAULT (with a message) when PART must fail at STEP. */
 mgpu_status mgpu_fault_check(int part, long long step);
+/* mgpu_fault_check for every part below NPARTS and every step of [FIRST,
+ * FIRST+COUNT): for work issued ahead as a whole, a graph's replay. */
+mgpu_status mgpu_fault_check_steps(int nparts, long long first, long long count);
 /* Before any run: MGPU_ERR_USAGE, naming the variable, when the fault asked
  * for is malformed or can never fire in a run of NDEVICES devices and
  * STEPS steps. */

@@ -66,7 +66,6 @@ mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
     return MGPU_OK;
 }
 
-
 static mgpu_status capture_enter(mgpu_stencil *st, int part)
 {
     return part == ORIGIN ? MGPU_OK : wait_on(st, part, mgpu_stencil_fork_event(st));
@@ -124,9 +123,8 @@ mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *st, int nparts, long long k
     MGPU_TRY(mgpu_device_get(&current));
     /* A fault asked for at a captured step fails here, with its own message,
      * not inside the capture; the replays check the steps they run. */
-    for (int p = 0; p < nparts && compute; p++)
-        for (long long step = 1; step <= k; step++)
-            MGPU_TRY(mgpu_fault_check(p, step));
+    if (compute)
+        MGPU_TRY(mgpu_fault_check_steps(nparts, 1, k));
     MGPU_TRY(issue_step(st, nparts, 0, compute));
     MGPU_TRY(mgpu_device_set(device_of(st, ORIGIN)));
     MGPU_TRY(mgpu_graph_begin(mgpu_stencil_stream(st, ORIGIN)));

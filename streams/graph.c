@@ -66,9 +66,7 @@ mgpu_status streams_graph_replay(streams_domain *dom, mgpu_graph *graph, long lo
     for (long long step = 0; step + k <= steps; step += k) {
         /* The kernels in the graph checked MGPU_INJECT_FAULT for steps 0 to
          * k-1 when they were captured; the replayed steps are checked here. */
-        for (int p = 0; p < dom->nparts; p++)
-            for (long long s = step; s < step + k; s++)
-                MGPU_TRY(mgpu_fault_check(p, s));
+        MGPU_TRY(mgpu_fault_check_steps(dom->nparts, step, k));
         MGPU_TRY(mgpu_graph_launch(graph, origin));
         *done = step + k;
     }
