@@ -366,10 +366,16 @@ static mgpu_status check_current(const part *pt)
     return MGPU_OK;
 }
 
+/* Whether PT's neighbours, where it has them, are parts of this process. */
+static bool neighbours_local(const mgpu_stencil *st, const part *pt)
+{
+    return (pt->above < 0 || is_local(st, pt->above)) &&
+           (pt->below < 0 || is_local(st, pt->below));
+}
+
 static mgpu_status check_neighbours_local(const mgpu_stencil *st, const part *pt)
 {
-    if ((pt->above >= 0 && !is_local(st, pt->above)) ||
-        (pt->below >= 0 && !is_local(st, pt->below)))
+    if (!neighbours_local(st, pt))
         return mgpu_fail(MGPU_ERR_UNSUPPORTED, "part %d: its neighbours are in another "
                                                "process; the strategy exchanges its halos",
                          pt->slab.part);
@@ -530,13 +536,13 @@ static float *halo_of_next(const mgpu_stencil *st, int neighbour, long long step
 mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)
 {
     part *pt = &st->parts[p];
-    bool sending = st->mode == MGPU_EXCHANGE_DIRECT && (pt->above < 0 || is_local(st, pt->above)) &&
-                   (pt->below < 0 || is_local(st, pt->below));
-    if (!sending)
-        return compute_local(st, pt, step, 1, pt->rows + 1, NULL, NULL, pt->stream);
-    MGPU_TRY(compute_local(st, pt, step, 1, pt->rows + 1, halo_of_next(st, pt->above, step, true),
-                           halo_of_next(st, pt->below, step, false), pt->stream));
-    pt->delivered = step + 1;
+    bool sending = st->mode == MGPU_EXCHANGE_DIRECT && neighbours_local(st, pt);
+    MGPU_TRY(compute_local(st, pt, step, 1, pt->rows + 1,
+                           sending ? halo_of_next(st, pt->above, step, true) : NULL,
+                           sending ? halo_of_next(st, pt->below, step, false) : NULL,
+                           pt->stream));
+    if (sending)
+        pt->delivered = step + 1;
     return MGPU_OK;
 }
 
