@@ -44,7 +44,10 @@ typedef struct part {
     size_t pitch;        /* floats from one row to the next */
     float *buf[2];
     mgpu_stream *stream;
-    mgpu_event *sent;    /* peer-async, direct: the sends are done */
+    mgpu_event *sent[2]; /* peer-async, direct: the sends for a step are
+                            done, by the step's parity: a neighbour one
+                            step behind still waits for the send it needs,
+                            not for this part's next one */
     mgpu_event *joined;  /* graphs: this part's stream joins the origin */
     float *edges[2];     /* staged, mapped: this part's first and last rows,
                             per buffer parity, in host memory */
@@ -140,7 +143,8 @@ static mgpu_status part_alloc(mgpu_stencil *st, part *pt)
         pt->buf[b] = p;
     }
     MGPU_TRY(mgpu_stream_create(dev, 0, &pt->stream));
-    MGPU_TRY(mgpu_event_create(dev, 0, &pt->sent));
+    for (int b = 0; b < 2; b++)
+        MGPU_TRY(mgpu_event_create(dev, 0, &pt->sent[b]));
     MGPU_TRY(mgpu_event_create(dev, 0, &pt->joined));
     if (st->mode == MGPU_EXCHANGE_STAGED || st->mode == MGPU_EXCHANGE_MAPPED) {
         unsigned flags = st->mode == MGPU_EXCHANGE_MAPPED ? MGPU_HOST_MAPPED : MGPU_HOST_PINNED;
@@ -249,7 +253,8 @@ void mgpu_stencil_destroy(mgpu_stencil *st)
             mgpu_free(pt->slab.device, pt->buf[b]);
             mgpu_host_free(pt->edges[b]);
         }
-        mgpu_event_destroy(pt->sent);
+        mgpu_event_destroy(pt->sent[0]);
+        mgpu_event_destroy(pt->sent[1]);
         mgpu_event_destroy(pt->joined);
         mgpu_stream_destroy(pt->stream);
     }
@@ -413,8 +418,9 @@ mgpu_status mgpu_stencil_send(mgpu_stencil *st, int p, long long step)
          * parts, and a part that is its own neighbour (or has none) waits
          * for nobody's. */
         if (pt->delivered == step)
-            return has_other_neighbour(pt) ? mgpu_event_record(pt->sent, pt->stream)
-                                           : MGPU_OK;
+            return has_other_neighbour(pt)
+                       ? mgpu_event_record(pt->sent[step & 1], pt->stream)
+                       : MGPU_OK;
         /* fall through */
     case MGPU_EXCHANGE_PEER:
     case MGPU_EXCHANGE_PEER_ASYNC:
@@ -426,7 +432,7 @@ mgpu_status mgpu_stencil_send(mgpu_stencil *st, int p, long long step)
             MGPU_TRY(push_row(st, pt, step, pt->rows, &st->parts[pt->below], 0));
         /* The receivers' streams wait for this event, not for the host. */
         if (st->mode != MGPU_EXCHANGE_PEER)
-            MGPU_TRY(mgpu_event_record(pt->sent, pt->stream));
+            MGPU_TRY(mgpu_event_record(pt->sent[step & 1], pt->stream));
         return MGPU_OK;
     case MGPU_EXCHANGE_STAGED:
     case MGPU_EXCHANGE_MAPPED: {
@@ -478,7 +484,7 @@ mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
             break; /* cudaMemcpyPeer is ordered with all work on both devices */
         case MGPU_EXCHANGE_PEER_ASYNC:
         case MGPU_EXCHANGE_DIRECT:
-            MGPU_TRY(mgpu_stream_wait_event(pt->stream, src->sent));
+            MGPU_TRY(mgpu_stream_wait_event(pt->stream, src->sent[step & 1]));
             break;
         case MGPU_EXCHANGE_STAGED:
             MGPU_TRY(mgpu_memcpy_async(row_of(pt, step, halo[k]), src->edges[step & 1] + edge,
