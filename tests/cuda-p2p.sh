@@ -111,8 +111,9 @@ code=$?
 tap "$code" "mgpu-compare on 1 and $most GPU(s): exit 0 (exit $code)"
 [ "$code" -eq 0 ] || tail -20 "$tmp.err" | sed 's/^/# stderr: /'
 py "mgpu-compare: every run passed or skipped, verified" "$tmp/results.json" "
-assert DATA and {r['devices'] for r in DATA} == {1, $most}, DATA
-for r in DATA:
+runs = DATA['runs']
+assert runs and {r['devices'] for r in runs} == {1, $most}, runs
+for r in runs:
     assert r['status'] in ('ok', 'skipped') and r['backend'] == 'cuda', r
     assert r['status'] != 'ok' or r['verified'] is True, r"
 
