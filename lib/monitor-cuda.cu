@@ -17,6 +17,7 @@
 #include <cooperative_groups.h>
 
 #include "monitor-cuda.h"
+#include "stencil-cell.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -49,22 +50,6 @@ __device__ __forceinline__ void pause_briefly(unsigned nanoseconds)
 #endif
 }
 
-// The cell rules of kernels-cuda.cu, in the same order with the same rounding intrinsics
-// (which nvcc never contracts), so that this kernel's field is the reference's to the bit.
-template <mgpu_kernel K>
-__device__ __forceinline__ float cell(float c, float w, float e, float n, float s)
-{
-    if constexpr (K == MGPU_KERNEL_PATTERN2D) {
-        float t = __fadd_rn(__fadd_rn(c, w), e);
-        t = __fsub_rn(t, __fmul_rn(2.0f, n));
-        t = __fadd_rn(t, __fmul_rn(3.0f, s));
-        return __fsqrt_rn(fabsf(t));
-    } else {
-        (void) c;
-        return __fmul_rn(0.25f, __fadd_rn(__fadd_rn(__fadd_rn(w, e), n), s));
-    }
-}
-
 // Record who stopped the run and at which step, then raise STOP for every kernel.
 __device__ void stop_run(const mgpu_persistent_desc &d, long long step)
 {
@@ -89,8 +74,9 @@ __device__ void compute_rows(const mgpu_persistent_desc &d, const float *in, flo
         const float *north = row - pitch, *south = row + pitch;
         float *dst = out + j * pitch;
         for (long long i = 1 + threadIdx.x; i < nx - 1; i += blockDim.x)
-            dst[i] = cell<K>(__ldcg(row + i), __ldcg(row + i - 1), __ldcg(row + i + 1),
-                             __ldcg(north + i), __ldcg(south + i));
+            dst[i] = cell_rule<K>::apply(__ldcg(row + i), __ldcg(row + i - 1),
+                                         __ldcg(row + i + 1), __ldcg(north + i),
+                                         __ldcg(south + i));
     }
 }
 

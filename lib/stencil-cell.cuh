@@ -1,6 +1,6 @@
 // stencil-cell.cuh - the arithmetic of one stencil cell on the device, shared by every CUDA
 // kernel that must give the C reference's field to the bit (kernels-cuda.cu, the device-driven
-// program's persistent kernel).
+// program's persistent kernel, the persistent-worker kernel of monitor-cuda.cu).
 //
 // __fadd_rn/__fsub_rn/__fmul_rn are never contracted into a fused multiply-add by nvcc, and
 // __fsqrt_rn is IEEE whatever the flags: with the operations in the order of the C reference
