@@ -546,6 +546,19 @@ typedef struct mgpu_record {
     mgpu_record_extra extra[MGPU_RECORD_EXTRA];
 } mgpu_record;
 
+/* Where and with what a run ran (doc/record.md): the names of its DEVICES
+ * (on BACKEND cuda; "host" otherwise), the CUDA runtime and driver versions
+ * (0 without CUDA), the host name, and STARTED (seconds since 1970) as an
+ * ISO 8601 UTC time; a text that could not be found is empty. */
+typedef struct mgpu_machine {
+    char gpus[8 * 64]; /* "; " between the names */
+    long long runtime; /* cudaRuntimeGetVersion */
+    long long driver;  /* cudaDriverGetVersion */
+    char hostname[256];
+    char timestamp[32];
+} mgpu_machine;
+void mgpu_machine_find(mgpu_backend backend, int devices, long long started, mgpu_machine *m);
+
 /* The version of the record's layout, its first field ("schema"); raised
  * when a field changes name, unit or meaning (doc/record.md). */
 #define MGPU_RECORD_SCHEMA 1
