@@ -1,7 +1,7 @@
 /* bench.c - what mgpu-p2p and mgpu-compare share: strict values on the
  * command line (no empty text, no trailing junk, no silent overflow, as in
- * lib/options.c) and their --help lines, and CSV cells and JSON strings
- * written as lib/record.c writes them. */
+ * lib/options.c) and their --help lines, and CSV cells written as
+ * lib/record.c writes them. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -67,20 +67,6 @@ void bench_csv_text(const char *text, FILE *out)
         if (*c == '"')
             fputc('"', out);
         fputc(*c, out);
-    }
-    fputc('"', out);
-}
-
-void bench_json_string(const char *text, FILE *out)
-{
-    fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *) text; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(out, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(out, "\\u%04x", *c);
-        else
-            fputc(*c, out);
     }
     fputc('"', out);
 }

@@ -361,7 +361,7 @@ static int can_access(int a, int b)
 mgpu_status p2p_measure_links(p2p_ctx *ctx)
 {
     int n = ctx->n;
-    p2p_figure *devices, *access, *link, *rank, *atomics;
+    p2p_figure *devices, *access, *link, *nvlinks, *path, *source, *rank, *atomics;
     NEW_FIGURE(devices, figure(ctx, "devices", n, 6, "the devices", "",
                                "as the driver reports them; peak_gbps: memory clock x bus "
                                "width x 2 (double data rate)",
@@ -393,13 +393,31 @@ mgpu_status p2p_measure_links(p2p_ctx *ctx)
                                    "device's memory directly (cudaDeviceCanAccessPeer)",
                                    0, 0));
     NEW_FIGURE(link, pair_figure(ctx, "link", "the link between each pair", "",
-                                 ctx->cuda ? "inferred from cudaDeviceGetP2PAttribute: "
-                                             "NVLink where the link offers native atomics, "
-                                             "PCIe where it does not; none: no peer access, "
-                                             "copies are staged through host memory"
+                                 ctx->cuda ? "NVLink (direct), NVSwitch (NVLinks to a switch) "
+                                             "or PCIe, from NVML; where NVML could not be "
+                                             "loaded, guessed: NVLink where the link offers "
+                                             "native atomics, PCIe where not (link_source "
+                                             "says which); none: no peer access, copies are "
+                                             "staged through host memory"
                                            : "host backend: host \"devices\" share the "
                                              "host's memory; copies are memcpy",
                                  0, 0));
+    NEW_FIGURE(nvlinks, pair_figure(ctx, "nvlinks", "active NVLinks between each pair", "",
+                                    "nvmlDeviceGetNvLinkState and -RemotePciInfo_v2, link by "
+                                    "link; through NVSwitches, the fewer of the two GPUs' "
+                                    "switch links (null where NVML could not tell)",
+                                    0, 0));
+    NEW_FIGURE(path, pair_figure(ctx, "pcie_path", "PCIe path between each pair", "",
+                                 "nvmlDeviceGetTopologyCommonAncestor, named as nvidia-smi "
+                                 "topo -m: PIX one PCIe switch, PXB several, PHB a host "
+                                 "bridge, NODE host bridges of one NUMA node, SYS across "
+                                 "NUMA nodes, BOARD one board (null where NVML could not "
+                                 "tell)",
+                                 0, 0));
+    NEW_FIGURE(source, pair_figure(ctx, "link_source", "where the link figures come from", "",
+                                   "nvml: NVML; guess: native atomics, NVML not there "
+                                   "(link_note says why); unknown: the host backend",
+                                   0, 0));
     NEW_FIGURE(rank, pair_figure(ctx, "performance_rank", "link performance rank", "",
                                  "cudaDevP2PAttrPerformanceRank: relative performance of the "
                                  "link, 0 the best (null on the host backend)",
@@ -413,16 +431,22 @@ mgpu_status p2p_measure_links(p2p_ctx *ctx)
             p2p_cell_number(access, a, b, can_access(a, b));
             if (a == b)
                 continue;
-            mgpu_peer_link pl;
-            MGPU_TRY(mgpu_peer_link_get(a, b, &pl));
+            mgpu_link_info li;
+            MGPU_TRY(mgpu_link_query(a, b, &li));
+            p2p_cell_text(source, a, b, mgpu_link_source_name(li.source));
+            if (li.source != MGPU_LINK_NVML && !ctx->link_note[0])
+                snprintf(ctx->link_note, sizeof ctx->link_note, "%s", li.why);
             if (!ctx->cuda) {
                 p2p_cell_text(link, a, b, "host memcpy");
                 continue;
             }
-            p2p_cell_text(link, a, b,
-                          !can_access(a, b)       ? "none"
-                          : pl.native_atomics > 0 ? "NVLink"
-                                                  : "PCIe");
+            p2p_cell_text(link, a, b, !can_access(a, b) ? "none" : li.type);
+            if (li.nvlinks >= 0)
+                p2p_cell_number(nvlinks, a, b, li.nvlinks);
+            if (li.pcie_path)
+                p2p_cell_text(path, a, b, li.pcie_path);
+            mgpu_peer_link pl;
+            MGPU_TRY(mgpu_peer_link_get(a, b, &pl));
             p2p_cell_number(rank, a, b, pl.performance_rank);
             p2p_cell_number(atomics, a, b, pl.native_atomics);
         }
@@ -677,12 +701,13 @@ mgpu_status p2p_measure_sweep(p2p_ctx *ctx)
                          1));
     f->row_title = "bytes";
     f->samples = opt->repeat;
+    if (!p2p_figure_size_rows(f, opt->sweep_min))
+        return mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory for the results");
     int two = ctx->n > 1;
     for (int c = 0; c < 6; c++)
         snprintf(f->column_names[c], P2P_LABEL, "%s", names[c]);
     int row = 0;
     for (size_t s = opt->sweep_min; s && s <= opt->sweep_max; s *= 2, row++) {
-        p2p_size_name(s, f->row_names[row], P2P_LABEL);
         size_t batch = ctx->buffer_bytes / s;
         int count = batch < SWEEP_BATCH ? (int) batch : SWEEP_BATCH;
         for (int c = 0; c < 6; c++) {

@@ -1,12 +1,13 @@
 /* p2p-output.c - mgpu-p2p's results: labelled matrices ("figures"), printed
- * as tables for people, one CSV line per cell, or one JSON document whose
- * numbers are numbers and whose empty cells are null.  Each figure carries
- * its unit and the rule its numbers follow (what bytes count, over what
- * time), and every format prints it. */
+ * as tables for people, one CSV line per cell, or one JSON document
+ * (written with jansson) whose numbers are numbers and whose empty cells are
+ * null.  Each figure carries its unit and the rule its numbers follow (what
+ * bytes count, over what time), and every format prints it. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static void figure_free(p2p_figure *f)
 {
     if (!f)
         return;
+    free(f->row_bytes);
     free(f->row_names);
     free(f->column_names);
     free(f->cells);
@@ -75,6 +77,18 @@ p2p_figure *p2p_figure_add(p2p_results *results, const char *key, int rows, int 
     return f;
 }
 
+int p2p_figure_size_rows(p2p_figure *figure, size_t min)
+{
+    figure->row_bytes = calloc((size_t) figure->rows, sizeof *figure->row_bytes);
+    if (!figure->row_bytes)
+        return 0;
+    for (int r = 0; r < figure->rows; r++) {
+        figure->row_bytes[r] = min << r;
+        snprintf(figure->row_names[r], P2P_LABEL, "%zu", figure->row_bytes[r]);
+    }
+    return 1;
+}
+
 void p2p_figure_device_rows(p2p_figure *figure)
 {
     for (int r = 0; r < figure->rows; r++)
@@ -87,9 +101,19 @@ void p2p_figure_device_columns(p2p_figure *figure)
         snprintf(figure->column_names[c], P2P_LABEL, "%d", c);
 }
 
+static size_t cell_index(const p2p_figure *f, int row, int column)
+{
+    return (size_t) row * (size_t) f->columns + (size_t) column;
+}
+
 p2p_cell *p2p_cell_at(p2p_figure *figure, int row, int column)
 {
-    return &figure->cells[(size_t) row * (size_t) figure->columns + (size_t) column];
+    return &figure->cells[cell_index(figure, row, column)];
+}
+
+static const p2p_cell *cell_of(const p2p_figure *f, int row, int column)
+{
+    return &f->cells[cell_index(f, row, column)];
 }
 
 void p2p_cell_number(p2p_figure *figure, int row, int column, double value)
@@ -129,7 +153,8 @@ void p2p_cell_time(p2p_figure *figure, int row, int column, double scale, const 
     cell_stats(figure, row, column, times, n);
 }
 
-void p2p_size_name(size_t bytes, char *text, size_t size)
+/* "256 MiB", "4 KiB", "100 B" */
+static void size_name(size_t bytes, char *text, size_t size)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int u = 0;
@@ -155,11 +180,23 @@ static const char *timing_note(const p2p_ctx *ctx)
 
 /* ---------------------------------------------------------------- table */
 
+/* A row's name for people: a copy size as "4096 (4 KiB)". */
+static const char *row_label(const p2p_figure *f, int r, char text[P2P_LABEL])
+{
+    char size[P2P_LABEL / 2];
+    if (!f->row_bytes)
+        return f->row_names[r];
+    size_name(f->row_bytes[r], size, sizeof size);
+    snprintf(text, P2P_LABEL, "%s (%s)", f->row_names[r], size);
+    return text;
+}
+
 static int label_width(const p2p_figure *f)
 {
     int width = (int) strlen(f->row_title) + (int) strlen(f->column_title) + 1;
     for (int r = 0; r < f->rows; r++) {
-        int len = (int) strlen(f->row_names[r]);
+        char text[P2P_LABEL];
+        int len = (int) strlen(row_label(f, r, text));
         if (len > width)
             width = len;
     }
@@ -170,7 +207,7 @@ static int column_width(const p2p_figure *f, int c)
 {
     int width = (int) strlen(f->column_names[c]);
     for (int r = 0; r < f->rows; r++) {
-        const p2p_cell *cell = &f->cells[(size_t) r * (size_t) f->columns + (size_t) c];
+        const p2p_cell *cell = cell_of(f, r, c);
         if (cell->kind == CELL_TEXT && (int) strlen(cell->text) > width)
             width = (int) strlen(cell->text);
     }
@@ -209,7 +246,7 @@ static double largest_spread(const p2p_figure *f, int *row, int *column)
     double worst = -1.0;
     for (int r = 0; r < f->rows; r++) {
         for (int c = 0; c < f->columns; c++) {
-            const p2p_cell *cell = &f->cells[(size_t) r * (size_t) f->columns + (size_t) c];
+            const p2p_cell *cell = cell_of(f, r, c);
             if (cell->kind != CELL_STATS || cell->value <= 0)
                 continue;
             double spread = (cell->max - cell->min) / cell->value;
@@ -227,7 +264,7 @@ static void print_table_figure(const p2p_figure *f, FILE *out)
 {
     char size[32] = "";
     if (f->bytes)
-        p2p_size_name(f->bytes, size, sizeof size);
+        size_name(f->bytes, size, sizeof size);
     fprintf(out, "\n%s", f->title);
     if (*f->unit)
         fprintf(out, " [%s]", f->unit);
@@ -242,10 +279,11 @@ static void print_table_figure(const p2p_figure *f, FILE *out)
     for (int c = 0; c < f->columns; c++)
         fprintf(out, "  %*s", column_width(f, c), f->column_names[c]);
     fputc('\n', out);
+    char text[P2P_LABEL];
     for (int r = 0; r < f->rows; r++) {
-        fprintf(out, "  %-*s", lw, f->row_names[r]);
+        fprintf(out, "  %-*s", lw, row_label(f, r, text));
         for (int c = 0; c < f->columns; c++)
-            print_table_cell(f, &f->cells[(size_t) r * (size_t) f->columns + (size_t) c],
+            print_table_cell(f, cell_of(f, r, c),
                              column_width(f, c), out);
         fputc('\n', out);
     }
@@ -255,7 +293,7 @@ static void print_table_figure(const p2p_figure *f, FILE *out)
         fprintf(out,
                 "  median of %d samples; largest spread (max-min)/median: %.1f%% "
                 "(%s %s, %s %s)\n",
-                f->samples, 100.0 * spread, f->row_title, f->row_names[row],
+                f->samples, 100.0 * spread, f->row_title, row_label(f, row, text),
                 *f->column_title ? f->column_title : "column", f->column_names[column]);
 }
 
@@ -263,7 +301,7 @@ static void print_table(const p2p_ctx *ctx, FILE *out)
 {
     const p2p_options *opt = ctx->opt;
     char size[32];
-    p2p_size_name(opt->bytes, size, sizeof size);
+    size_name(opt->bytes, size, sizeof size);
     fprintf(out,
             "# %s %s: %s backend (%s), %d device%s, %s copies, median of %d samples "
             "after %d warm-up\n",
@@ -273,6 +311,8 @@ static void print_table(const p2p_ctx *ctx, FILE *out)
         fprintf(out, "# %s\n", host_note);
     fprintf(out, "# timing: %s; every copy is verified against its source's pattern\n",
             timing_note(ctx));
+    if (ctx->cuda && ctx->link_note[0])
+        fprintf(out, "# links: guessed from native atomics (%s)\n", ctx->link_note);
     if (ctx->gapped)
         fprintf(out,
                 "# %ld samples: the host took longer to queue the copies than the "
@@ -294,7 +334,7 @@ static void print_csv(const p2p_ctx *ctx, FILE *out)
         const p2p_figure *f = ctx->results->figure[i];
         for (int r = 0; r < f->rows; r++) {
             for (int c = 0; c < f->columns; c++) {
-                const p2p_cell *cell = &f->cells[(size_t) r * (size_t) f->columns + (size_t) c];
+                const p2p_cell *cell = cell_of(f, r, c);
                 fprintf(out, "%s,", f->key);
                 bench_csv_text(f->row_names[r], out);
                 fputc(',', out);
@@ -325,109 +365,142 @@ static void print_csv(const p2p_ctx *ctx, FILE *out)
 
 /* ----------------------------------------------------------------- JSON */
 
-static void print_json_number(double value, FILE *out)
+/* A number, an integer where it is one (a count, a byte count), null where
+ * it is not finite. */
+static json_t *json_number(double value)
 {
-    if (isfinite(value))
-        fprintf(out, "%.10g", value);
-    else
-        fputs("null", out);
+    if (!isfinite(value))
+        return json_null();
+    if (value == trunc(value) && fabs(value) < 0x1p53)
+        return json_integer((json_int_t) value);
+    return json_real(value);
 }
 
-static void print_json_names(char (*names)[P2P_LABEL], int n, FILE *out)
+static json_t *json_text_or_null(const char *text)
 {
-    fputc('[', out);
-    for (int i = 0; i < n; i++) {
-        if (i)
-            fputs(", ", out);
-        bench_json_string(names[i], out);
+    return text && *text ? json_string(text) : json_null();
+}
+
+static json_t *json_rows(const p2p_figure *f)
+{
+    json_t *rows = json_array();
+    for (int r = 0; rows && r < f->rows; r++) {
+        json_t *row = f->row_bytes ? json_integer((json_int_t) f->row_bytes[r])
+                                   : json_string(f->row_names[r]);
+        if (json_array_append_new(rows, row) != 0) {
+            json_decref(rows);
+            return NULL;
+        }
     }
-    fputc(']', out);
+    return rows;
+}
+
+static json_t *json_columns(const p2p_figure *f)
+{
+    json_t *columns = json_array();
+    for (int c = 0; columns && c < f->columns; c++) {
+        if (json_array_append_new(columns, json_string(f->column_names[c])) != 0) {
+            json_decref(columns);
+            return NULL;
+        }
+    }
+    return columns;
 }
 
 enum cell_part { PART_VALUE, PART_MIN, PART_MAX };
 
-static void print_json_matrix(const p2p_figure *f, enum cell_part part, FILE *out)
+static json_t *json_cell(const p2p_cell *cell, enum cell_part part)
 {
-    fputc('[', out);
-    for (int r = 0; r < f->rows; r++) {
-        fputs(r ? ", [" : "[", out);
-        for (int c = 0; c < f->columns; c++) {
-            const p2p_cell *cell = &f->cells[(size_t) r * (size_t) f->columns + (size_t) c];
-            if (c)
-                fputs(", ", out);
-            if (part == PART_VALUE && cell->kind == CELL_TEXT)
-                bench_json_string(cell->text, out);
-            else if (part == PART_VALUE && cell->kind != CELL_EMPTY)
-                print_json_number(cell->value, out);
-            else if (cell->kind == CELL_STATS)
-                print_json_number(part == PART_MIN ? cell->min : cell->max, out);
-            else
-                fputs("null", out);
-        }
-        fputc(']', out);
+    if (part == PART_VALUE && cell->kind == CELL_TEXT)
+        return json_string(cell->text);
+    if (part == PART_VALUE && cell->kind != CELL_EMPTY)
+        return json_number(cell->value);
+    if (cell->kind == CELL_STATS)
+        return json_number(part == PART_MIN ? cell->min : cell->max);
+    return json_null();
+}
+
+/* One part of every cell, as rows of columns. */
+static json_t *json_matrix(const p2p_figure *f, enum cell_part part)
+{
+    json_t *matrix = json_array();
+    int failed = !matrix;
+    for (int r = 0; !failed && r < f->rows; r++) {
+        json_t *row = json_array();
+        failed = !row;
+        for (int c = 0; !failed && c < f->columns; c++)
+            failed = json_array_append_new(row, json_cell(cell_of(f, r, c), part)) != 0;
+        failed |= json_array_append_new(matrix, row) != 0;
     }
-    fputc(']', out);
+    if (failed) {
+        json_decref(matrix);
+        return NULL;
+    }
+    return matrix;
 }
 
-static void print_json_figure(const p2p_figure *f, FILE *out)
+static json_t *json_figure(const p2p_figure *f)
 {
-    fputs("    ", out);
-    bench_json_string(f->key, out);
-    fputs(": {\"title\": ", out);
-    bench_json_string(f->title, out);
-    fputs(", \"unit\": ", out);
-    bench_json_string(f->unit, out);
-    fputs(", \"rule\": ", out);
-    bench_json_string(f->rule, out);
-    fputs(", \"bytes\": ", out);
-    if (f->bytes)
-        fprintf(out, "%zu", f->bytes);
-    else
-        fputs("null", out);
-    fprintf(out, ", \"samples\": %d,\n      \"row_title\": ", f->samples);
-    bench_json_string(f->row_title, out);
-    fputs(", \"column_title\": ", out);
-    bench_json_string(f->column_title, out);
-    fputs(", \"rows\": ", out);
-    print_json_names(f->row_names, f->rows, out);
-    fputs(", \"columns\": ", out);
-    print_json_names(f->column_names, f->columns, out);
-    fputs(",\n      \"value\": ", out);
-    print_json_matrix(f, PART_VALUE, out);
-    fputs(",\n      \"min\": ", out);
-    print_json_matrix(f, PART_MIN, out);
-    fputs(",\n      \"max\": ", out);
-    print_json_matrix(f, PART_MAX, out);
-    fputc('}', out);
+    return json_pack("{s:s, s:s, s:s, s:o, s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o}",
+                     "title", f->title, "unit", f->unit, "rule", f->rule, "bytes",
+                     f->bytes ? json_integer((json_int_t) f->bytes) : json_null(), "samples",
+                     f->samples, "row_title", f->row_title, "column_title", f->column_title,
+                     "rows", json_rows(f), "columns", json_columns(f), "value",
+                     json_matrix(f, PART_VALUE), "min", json_matrix(f, PART_MIN), "max",
+                     json_matrix(f, PART_MAX));
 }
 
-static void print_json(const p2p_ctx *ctx, FILE *out)
+/* The run: what and where (the record's metadata, doc/record.md), how it
+ * was measured; then the figures, each keyed by its name. */
+static json_t *json_document(const p2p_ctx *ctx)
 {
     const p2p_options *opt = ctx->opt;
-    fprintf(out, "{\"program\": \"%s\", \"version\": \"%s\", \"backend\": ", P2P_NAME,
-            MGPU_VERSION);
-    bench_json_string(mgpu_backend_name(mgpu_backend_active()), out);
-    fputs(", \"backend_reason\": ", out);
-    bench_json_string(mgpu_backend_reason(), out);
-    fputs(",\n  \"note\": ", out);
-    if (ctx->cuda)
-        fputs("null", out);
-    else
-        bench_json_string(host_note, out);
-    fputs(", \"timing\": ", out);
-    bench_json_string(timing_note(ctx), out);
-    fprintf(out,
-            ",\n  \"devices\": %d, \"bytes\": %zu, \"halo_bytes\": %zu, "
-            "\"latency_bytes\": %zu, \"repeat\": %d, \"warmup\": %d, \"spin_us\": ",
-            ctx->n, opt->bytes, opt->halo, opt->latency_bytes, opt->repeat, opt->warmup);
-    print_json_number(ctx->cuda ? opt->spin_us : 0.0, out);
-    fprintf(out, ", \"gapped_samples\": %ld", ctx->gapped);
-    fputs(",\n  \"figures\": {\n", out);
-    for (int i = 0; i < ctx->results->count; i++) {
-        print_json_figure(ctx->results->figure[i], out);
-        fputs(i + 1 < ctx->results->count ? ",\n" : "\n", out);
+    mgpu_machine m;
+    mgpu_machine_find(mgpu_backend_active(), ctx->n, ctx->started, &m);
+    json_t *figures = json_object();
+    for (int i = 0; figures && i < ctx->results->count; i++) {
+        const p2p_figure *f = ctx->results->figure[i];
+        if (json_object_set_new(figures, f->key, json_figure(f)) != 0) {
+            json_decref(figures);
+            figures = NULL;
+        }
     }
-    fputs("  }\n}\n", out);
+    json_t *run = json_pack(
+        "{s:i, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:i, s:I, s:I, s:I, s:i, s:i, s:o, s:I}",
+        "schema", P2P_SCHEMA, "program", P2P_NAME, "version", MGPU_VERSION, "backend",
+        mgpu_backend_name(mgpu_backend_active()), "backend_reason", mgpu_backend_reason(),
+        "note", ctx->cuda ? json_null() : json_string(host_note), "timing", timing_note(ctx),
+        "link_note", json_text_or_null(ctx->link_note), "devices", ctx->n, "bytes",
+        (json_int_t) opt->bytes, "halo_bytes", (json_int_t) opt->halo, "latency_bytes",
+        (json_int_t) opt->latency_bytes, "repeat", opt->repeat, "warmup", opt->warmup,
+        "spin_us", json_number(ctx->cuda ? opt->spin_us : 0.0), "gapped_samples",
+        (json_int_t) ctx->gapped);
+    json_t *machine = json_pack(
+        "{s:s, s:o, s:o, s:s, s:o, s:o}", "gpus", m.gpus, "cuda_runtime",
+        m.runtime > 0 ? json_integer(m.runtime) : json_null(), "cuda_driver",
+        m.driver > 0 ? json_integer(m.driver) : json_null(), "mgpu_version", MGPU_VERSION,
+        "hostname", json_text_or_null(m.hostname), "timestamp", json_text_or_null(m.timestamp));
+    if (!run || !machine || !figures || json_object_update(run, machine) != 0 ||
+        json_object_set(run, "figures", figures) != 0) {
+        json_decref(run);
+        run = NULL;
+    }
+    json_decref(machine);
+    json_decref(figures);
+    return run;
+}
+
+static mgpu_status print_json(const p2p_ctx *ctx, FILE *out)
+{
+    json_t *document = json_document(ctx);
+    char *text = document ? json_dumps(document, JSON_REAL_PRECISION(10)) : NULL;
+    json_decref(document);
+    if (!text)
+        return mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory for the JSON document");
+    /* A write that fails is mgpu_output_flush's to report, as in every format. */
+    fprintf(out, "%s\n", text);
+    free(text);
+    return MGPU_OK;
 }
 
 mgpu_status p2p_print(const p2p_ctx *ctx, mgpu_format format, FILE *out)
@@ -437,7 +510,7 @@ mgpu_status p2p_print(const p2p_ctx *ctx, mgpu_format format, FILE *out)
         print_csv(ctx, out);
         break;
     case MGPU_FORMAT_JSON:
-        print_json(ctx, out);
+        MGPU_TRY(print_json(ctx, out));
         break;
     case MGPU_FORMAT_TABLE:
     default:

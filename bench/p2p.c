@@ -19,6 +19,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -100,7 +101,10 @@ static void print_help(void)
     printf("Usage: %s [OPTION]...\n"
            "What this machine's copies really do: peer access and links, device-to-device\n"
            "bandwidth (peer on and off), the halo exchange of book table 11.1, latency,\n"
-           "host-device bandwidth, each device's own copy bandwidth, and a size sweep.\n\n",
+           "host-device bandwidth, each device's own copy bandwidth, and a size sweep.\n"
+           "Links (NVLink count, PCIe path) come from NVML, the driver's libnvidia-ml.so.1,\n"
+           "loaded at run time; without it they are guessed from native atomics, and the\n"
+           "output says so (link_source).\n\n",
            P2P_NAME);
     bench_help_line("--backend=NAME", "auto|cuda|host (default auto: cuda if a GPU is usable)");
     bench_help_line("--devices=N", "devices to measure, 1 to 64 (default: all; host backend: 2)");
@@ -122,8 +126,9 @@ static void print_help(void)
     bench_help_line("--no-header", "csv: leave out the header line");
     bench_help_line("-h, --help", "print this help and exit");
     bench_help_line("-V, --version", "print the version and exit");
-    printf("\nSizes take a K, M, G or T suffix (powers of 1024).  Bandwidths are in GB/s\n"
-           "(10^9 bytes per second); each figure states what its bytes count.\n"
+    printf("\nSizes take a K, M, G or T suffix (powers of 1024); the output gives them in\n"
+           "bytes.  Bandwidths are in GB/s (10^9 bytes per second); each figure states\n"
+           "what its bytes count.\n"
            "Every copy is checked against the pattern of its source; a wrong byte stops\n"
            "the run with exit status 1.\n\n"
            "Exit status: 0 success, 1 run-time failure or a wrong copy, 2 usage error.\n\n"
@@ -397,6 +402,7 @@ static int run(int argc, char **argv)
     if (code >= 0)
         return code;
     static p2p_ctx ctx; /* large: kept off the stack */
+    ctx.started = (long long) time(NULL);
     if ((code = read_corrupt(&ctx.corrupt_at)) >= 0)
         return code;
     mgpu_status status = mgpu_init(opt.backend, opt.devices ? opt.devices : 2);

@@ -11,6 +11,8 @@
 #include "mgpu.h"
 
 #define P2P_NAME "mgpu-p2p"
+/* The version of the JSON document's layout (doc/record.md, "mgpu-p2p"). */
+#define P2P_SCHEMA 1
 
 /* Return from the calling function when EXPR fails. */
 #define P2P_MAX_REPEAT 1000 /* --repeat */
@@ -64,6 +66,8 @@ typedef struct p2p_ctx {
     long gapped;         /* samples the host could not queue within the longest spin */
     long checks;         /* destinations verified so far */
     long corrupt_at;     /* MGPU_P2P_CORRUPT: flip a byte of that check; 0 never */
+    long long started;   /* when the run began, seconds since 1970 */
+    char link_note[224]; /* where the links were not all from NVML: why */
     p2p_device dev[MGPU_MAX_DEVICES];
     p2p_results *results;
 } p2p_ctx;
@@ -153,6 +157,9 @@ typedef struct p2p_figure {
     size_t bytes; /* bytes per copy; 0 where none applies */
     int samples;  /* per median; 0 where none applies */
     int rows, columns;
+    /* Rows that are copy sizes: each row's bytes (NULL otherwise), printed
+     * as integers in JSON and CSV and as "4 KiB" in the table. */
+    size_t *row_bytes;
     char (*row_names)[P2P_LABEL];
     char (*column_names)[P2P_LABEL];
     p2p_cell *cells; /* rows x columns, row-major */
@@ -162,6 +169,9 @@ p2p_results *p2p_results_create(void);
 void p2p_results_destroy(p2p_results *results);
 /* A new figure whose cells are empty, or NULL when out of memory. */
 p2p_figure *p2p_figure_add(p2p_results *results, const char *key, int rows, int columns);
+/* Rows of copy sizes, from MIN doubling (the figure has a row for each):
+ * row_bytes, and the row names their byte counts.  0 when out of memory. */
+int p2p_figure_size_rows(p2p_figure *figure, size_t min);
 /* Name rows (or columns) "0", "1", ... as the devices. */
 void p2p_figure_device_rows(p2p_figure *figure);
 void p2p_figure_device_columns(p2p_figure *figure);
@@ -174,9 +184,6 @@ void p2p_cell_rate(p2p_figure *figure, int row, int column, double value, const 
 /* Samples of a time, scaled (1e6 / copies: microseconds per copy). */
 void p2p_cell_time(p2p_figure *figure, int row, int column, double scale, const double *seconds,
                    int n);
-
-/* "256 MiB", "4 KiB", "100 B" */
-void p2p_size_name(size_t bytes, char *text, size_t size);
 
 mgpu_status p2p_print(const p2p_ctx *ctx, mgpu_format format, FILE *out);
 

@@ -78,6 +78,13 @@ cudaStream_t mgpu_stream_cuda(const mgpu_stream *stream);
  * may still fork workers that use CUDA. */
 mgpu_status mgpu_init_nocuda(mgpu_backend want, int host_devices);
 
+/* mgpu_link_query's NVML part, for two GPUs known by their PCI addresses
+ * (A and B's pci_domain, pci_bus, pci_device): MGPU_OK with INFO filled,
+ * else MGPU_ERR_UNSUPPORTED with INFO->why saying why NVML cannot tell
+ * (mgpu_last_error is left alone: the caller falls back). */
+mgpu_status mgpu_nvml_link(const mgpu_device_info *a, const mgpu_device_info *b,
+                           mgpu_link_info *info);
+
 /* Number of devices the active backend offers. */
 int mgpu_devices_available(void);
 /* Fail with MGPU_ERR_USAGE unless DEVICE is a device of the active backend. */

@@ -546,6 +546,19 @@ typedef struct mgpu_record {
     mgpu_record_extra extra[MGPU_RECORD_EXTRA];
 } mgpu_record;
 
+/* Where and with what a run ran (doc/record.md): the names of its DEVICES
+ * (on BACKEND cuda; "host" otherwise), the CUDA runtime and driver versions
+ * (0 without CUDA), the host name, and STARTED (seconds since 1970) as an
+ * ISO 8601 UTC time; a text that could not be found is empty. */
+typedef struct mgpu_machine {
+    char gpus[8 * 64]; /* "; " between the names */
+    long long runtime; /* cudaRuntimeGetVersion */
+    long long driver;  /* cudaDriverGetVersion */
+    char hostname[256];
+    char timestamp[32];
+} mgpu_machine;
+void mgpu_machine_find(mgpu_backend backend, int devices, long long started, mgpu_machine *m);
+
 /* The version of the record's layout, its first field ("schema"); raised
  * when a field changes name, unit or meaning (doc/record.md). */
 #define MGPU_RECORD_SCHEMA 1
@@ -757,6 +770,34 @@ typedef struct mgpu_peer_link {
     int native_atomics;   /* atomics over the link: NVLink offers them, PCIe not */
 } mgpu_peer_link;
 mgpu_status mgpu_peer_link_get(int device, int peer, mgpu_peer_link *link);
+
+/* How DEVICE and PEER are linked (lib/nvml.c).  From NVML, the driver's
+ * management library, loaded at run time where there is one: the NVLinks
+ * between them and their common PCIe ancestor.  Where NVML cannot be
+ * loaded or does not know the devices, a guess from mgpu_peer_link_get
+ * (native atomics mean NVLink), labelled as such; on the host backend
+ * nothing is known.  Only a bad device number is an error. */
+typedef enum mgpu_link_source {
+    MGPU_LINK_UNKNOWN, /* the host backend, or one device */
+    MGPU_LINK_GUESS,   /* native atomics: NVLink, else PCIe */
+    MGPU_LINK_NVML
+} mgpu_link_source;
+
+typedef struct mgpu_link_info {
+    mgpu_link_source source;
+    const char *type;      /* "NVLink", "NVSwitch" (NVLinks to a switch both
+                              devices reach), "PCIe"; NULL when unknown */
+    int nvlinks;           /* active NVLinks from DEVICE to PEER, through a
+                              switch the fewer of the two sides'; -1 unknown */
+    const char *pcie_path; /* their common PCIe ancestor as nvidia-smi topo
+                              names it: PIX, PXB, PHB, NODE, SYS (BOARD: one
+                              board); NULL when unknown */
+    char why[192];         /* where not from NVML: why not */
+} mgpu_link_info;
+
+mgpu_status mgpu_link_query(int device, int peer, mgpu_link_info *info);
+/* "unknown", "guess", "nvml" */
+const char *mgpu_link_source_name(mgpu_link_source source);
 
 /* mgpu_copy_staged queued on streams: SRC to pinned STAGING on FROM (a
  * stream of SRC_DEVICE), EVENT (of SRC_DEVICE) recorded after it, and

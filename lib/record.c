@@ -237,23 +237,14 @@ static void add_extra_fields(field_list *list, const mgpu_record *r)
     }
 }
 
-/* Where and with what the run ran, found when the record is printed. */
-typedef struct machine {
-    char gpus[8 * 64];   /* the names of the devices used, "; " between */
-    long long runtime;   /* cudaRuntimeGetVersion, 0: none */
-    long long driver;    /* cudaDriverGetVersion, 0: none */
-    char hostname[256];
-    char timestamp[32];  /* ISO 8601, UTC */
-} machine;
-
 /* Each device's name, in device order (names longer than the field are
  * cut at a device, never inside a name). */
-static void gpu_names(machine *m, const mgpu_record *r)
+static void gpu_names(mgpu_machine *m, int devices)
 {
     size_t len = 0;
 
     m->gpus[0] = '\0';
-    for (int d = 0; d < r->devices; d++) {
+    for (int d = 0; d < devices; d++) {
         mgpu_device_info info;
         const char *name = mgpu_device_info_get(d, &info) == MGPU_OK ? info.name : "unknown";
         size_t need = strlen(name) + (d ? 2 : 0);
@@ -264,14 +255,14 @@ static void gpu_names(machine *m, const mgpu_record *r)
     }
 }
 
-static void find_machine(machine *m, const mgpu_record *r)
+void mgpu_machine_find(mgpu_backend backend, int devices, long long started, mgpu_machine *m)
 {
     memset(m, 0, sizeof *m);
     snprintf(m->gpus, sizeof m->gpus, "host");
 #ifdef MGPU_HAVE_CUDA
-    if (r->backend == MGPU_BACKEND_CUDA) {
+    if (backend == MGPU_BACKEND_CUDA) {
         int version = 0;
-        gpu_names(m, r);
+        gpu_names(m, devices);
         if (cudaRuntimeGetVersion(&version) == cudaSuccess)
             m->runtime = version;
         version = 0;
@@ -280,17 +271,19 @@ static void find_machine(machine *m, const mgpu_record *r)
     }
 #else
     (void)gpu_names;
+    (void)backend;
+    (void)devices;
 #endif
     if (gethostname(m->hostname, sizeof m->hostname) != 0)
         m->hostname[0] = '\0';
     m->hostname[sizeof m->hostname - 1] = '\0';
-    time_t started = (time_t)r->started;
+    time_t when = (time_t)started;
     struct tm utc;
-    if (r->started > 0 && gmtime_r(&started, &utc) != NULL)
+    if (started > 0 && gmtime_r(&when, &utc) != NULL)
         strftime(m->timestamp, sizeof m->timestamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
 }
 
-static void add_machine_fields(field_list *list, const machine *m)
+static void add_machine_fields(field_list *list, const mgpu_machine *m)
 {
     add_text(list, "gpus", m->gpus);
     /* The versions as CUDA gives them (1000 major + 10 minor); null
@@ -302,7 +295,7 @@ static void add_machine_fields(field_list *list, const machine *m)
     add_text(list, "timestamp", m->timestamp[0] ? m->timestamp : NULL);
 }
 
-static void collect_fields(field_list *list, const mgpu_record *r, const machine *m)
+static void collect_fields(field_list *list, const mgpu_record *r, const mgpu_machine *m)
 {
     list->count = 0;
     add_integer(list, "schema", MGPU_RECORD_SCHEMA);
@@ -506,9 +499,9 @@ mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int
                               FILE *out)
 {
     field_list list;
-    machine m;
+    mgpu_machine m;
 
-    find_machine(&m, record);
+    mgpu_machine_find(record->backend, record->devices, record->started, &m);
     collect_fields(&list, record, &m);
     switch (format) {
     case MGPU_FORMAT_CSV:

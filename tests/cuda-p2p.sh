@@ -1,7 +1,8 @@
 #!/bin/sh
 # cuda-p2p.sh - mgpu-p2p and mgpu-compare on GPUs: every copy matrix of
 # every GPU pair measured, verified and shaped right; peer access and peer
-# copies where NVLink joins a pair; a corrupted byte caught by the
+# copies where NVLink joins a pair; the links from NVML (or the labelled
+# guess); the sweep's sizes in bytes; a corrupted byte caught by the
 # check kernel in device memory and by the host in pinned memory; and
 # mgpu-compare on 1 to all GPUs (at most 4), every run verified.
 # Skips (exit 77) when there is no usable GPU.
@@ -57,7 +58,7 @@ for a in range(n):
     for b in range(n):
         if a == b:
             continue
-        assert f['link']['value'][a][b] in ('NVLink', 'PCIe', 'none'), f['link']['value']
+        assert f['link']['value'][a][b] in ('NVLink', 'NVSwitch', 'PCIe', 'none'), f['link']['value']
         assert f['staged_bw_one_way']['value'][a][b] > 0
         if f['peer_access']['value'][a][b]:
             assert f['peer_bw_one_way']['value'][a][b] > 0
@@ -76,10 +77,34 @@ f = DATA['figures']
 n = DATA['devices']
 for a in range(n):
     for b in range(n):
-        if a != b and f['link']['value'][a][b] == 'NVLink':
+        if a != b and f['link']['value'][a][b] in ('NVLink', 'NVSwitch'):
             assert f['peer_access']['value'][a][b], (a, b)
             assert f['peer_bw_one_way']['value'][a][b] > 0, (a, b)
             assert f['peer_bw_both_ways']['value'][a][b] > 0, (a, b)"
+
+# The links: from NVML where the driver's libnvidia-ml.so.1 loads (every GPU
+# machine has it), else the labelled guess with NVML's reason.  From NVML an
+# NVLink or NVSwitch pair has NVLinks, and every pair a PCIe path.
+py "links: each pair's source, NVLink count and PCIe path" "$tmp.json" "
+f = DATA['figures']
+n = DATA['devices']
+for a in range(n):
+    for b in range(n):
+        if a == b:
+            continue
+        source = f['link_source']['value'][a][b]
+        count, path = f['nvlinks']['value'][a][b], f['pcie_path']['value'][a][b]
+        link = f['link']['value'][a][b]
+        assert source in ('nvml', 'guess'), (a, b, source)
+        if source == 'guess':
+            assert count is None and path is None and DATA['link_note'], (a, b, DATA['link_note'])
+            continue
+        assert type(count) is int and count >= 0, (a, b, count)
+        assert path in ('PIX', 'PXB', 'PHB', 'NODE', 'SYS', 'BOARD'), (a, b, path)
+        assert link == 'none' or (count > 0) == (link in ('NVLink', 'NVSwitch')), (a, b, link, count)"
+py "the size sweep's rows are byte counts, 4096 doubling to 64 MiB" "$tmp.json" "
+rows = DATA['figures']['sweep_bw']['rows']
+assert rows == [4096 << i for i in range(15)], rows"
 
 # Check 1 is a device-memory destination (host-to-device); with one device,
 # one sample and no warm-up, check 2 is pinned host memory (device-to-host).
