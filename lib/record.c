@@ -51,6 +51,8 @@ void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
     record->verify = "none";
     record->verified = -1;
     record->started = (long long)time(NULL);
+    /* Until the program says where its workers ran (mgpu_record_set_binding). */
+    snprintf(record->binding, sizeof record->binding, "none (not told)");
 }
 
 /* The extra field called KEY: the existing one, else a new one; NULL when
@@ -127,7 +129,7 @@ typedef struct field {
     double number;
 } field;
 
-#define COMMON_FIELDS 38
+#define COMMON_FIELDS 39
 #define MAX_FIELDS (COMMON_FIELDS + MGPU_RECORD_EXTRA)
 
 typedef struct field_list {
@@ -290,7 +292,7 @@ static void find_machine(machine *m, const mgpu_record *r)
         strftime(m->timestamp, sizeof m->timestamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
 }
 
-static void add_machine_fields(field_list *list, const machine *m)
+static void add_machine_fields(field_list *list, const machine *m, const mgpu_record *r)
 {
     add_text(list, "gpus", m->gpus);
     /* The versions as CUDA gives them (1000 major + 10 minor); null
@@ -300,6 +302,7 @@ static void add_machine_fields(field_list *list, const machine *m)
     add_text(list, "mgpu_version", MGPU_VERSION);
     add_text(list, "hostname", m->hostname[0] ? m->hostname : NULL);
     add_text(list, "timestamp", m->timestamp[0] ? m->timestamp : NULL);
+    add_text(list, "binding", r->binding);
 }
 
 static void collect_fields(field_list *list, const mgpu_record *r, const machine *m)
@@ -309,7 +312,7 @@ static void collect_fields(field_list *list, const mgpu_record *r, const machine
     add_run_fields(list, r);
     add_speed_fields(list, r);
     add_verify_fields(list, r);
-    add_machine_fields(list, m);
+    add_machine_fields(list, m, r);
     add_extra_fields(list, r);
 }
 
