@@ -166,6 +166,24 @@ static int text_of(reader *rd, const char *key, int form, int required, char *ou
                key, out);
 }
 
+/* "binding" (doc/record.md), when there: the CPUs of each device's worker
+ * or why none, "0:0-15;1:16-31" or "none (WHY)", written in letters,
+ * digits, blanks and the few signs those take; it is printed in the table
+ * and plots' data again, so no other byte passes. */
+static int binding_of(reader *rd)
+{
+    char text[2048];
+    if (text_of(rd, "binding", TEXT, 0, text, sizeof text) != 0)
+        return -1;
+    for (const char *c = text; *c; c++) {
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              strchr(" :;,.-_()/='+", *c)))
+            return bad(rd, "\"binding\": '%s' is neither CPU lists nor a reason (letters, "
+                           "digits, blanks and :;,.-_()/='+)", text);
+    }
+    return 0;
+}
+
 /* KEY, an integer in [MIN, MAX], into *VALUE. */
 static int integer_of(reader *rd, const char *key, long long min, long long max, long long *value)
 {
@@ -250,7 +268,7 @@ int cmp_row_from_object(cmp_row *row, json_t *o, int results, char *error, size_
         MEASURE(exchange_share) || MEASURE(copy_gbps) || MEASURE(roofline) ||
         MEASURE(host_issue_us_per_step) || MEASURE(host_wait_us_per_step) ||
         MEASURE(device_us_per_step) || MEASURE(max_error) ||
-        verdict_of(&rd, &row->verified) != 0)
+        verdict_of(&rd, &row->verified) != 0 || binding_of(&rd) != 0)
         return -1;
     /* results.json also holds what mgpu-compare itself adds; speedup and
      * efficiency are derived again, never taken on trust. */

@@ -50,6 +50,7 @@ static const char *const strategy_names[] = {"single", "fork", "pthread",    "op
 static const char *const backend_names[] = {"auto", "cuda", "host", NULL};
 static const char *const kernel_names[] = {"pattern2d", "jacobi", NULL};
 static const char *const verify_names[] = {"auto", "cpu", "device", "none", NULL};
+static const char *const bind_names[] = {"auto", "none", NULL};
 
 /* The most words --mpirun may have: the command of a run is these, -np N,
  * the program and its dozen options. */
@@ -59,7 +60,7 @@ typedef struct options {
     int backend;             /* an mgpu_backend: the index of backend_names */
     long long nx, ny, steps; /* 0: the backend's default */
     cmp_sizes sizes;         /* --sizes; none: the one grid of --nx, --ny */
-    int kernel, verify;
+    int kernel, verify, bind;
     long long repeat, warmup, timeout;
     unsigned strategies;          /* bit per strategies[]; 0: all */
     unsigned exchanges;           /* bit per exchange_names[]; 0: each program's own */
@@ -203,6 +204,7 @@ static void print_help(void)
     bench_help_line("--repeat=N", "timed runs each, median reported (default 3)");
     bench_help_line("--warmup=N", "untimed runs first (default 1)");
     bench_help_line("--verify=HOW", "auto|cpu|device|none (default auto)");
+    bench_help_line("--bind=HOW", "auto|none, given to every run (default auto)");
     bench_help_line("--strategies=LIST", "some of single,fork,pthread,openmp,streams,mpi,"
                                          "persistent (default: every one built)");
     bench_help_line("--devices=LIST", "device counts, as 1,2,4 or 1-4 (default: 1, 2, 4, ... and "
@@ -254,7 +256,8 @@ enum {
     OPT_OUTPUT,
     OPT_FROM,
     OPT_MPIRUN,
-    OPT_TIMEOUT
+    OPT_TIMEOUT,
+    OPT_BIND
 };
 
 static const struct option long_options[] = {
@@ -274,6 +277,7 @@ static const struct option long_options[] = {
     {"from", required_argument, NULL, OPT_FROM},
     {"mpirun", required_argument, NULL, OPT_MPIRUN},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"bind", required_argument, NULL, OPT_BIND},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -300,6 +304,8 @@ static int apply(options *opt, int id, const char *text)
         return parse_integer("warmup", text, 0, CMP_MAX_RUNS, &opt->warmup);
     case OPT_VERIFY:
         return parse_choice("verify", text, verify_names, &opt->verify);
+    case OPT_BIND:
+        return parse_choice("bind", text, bind_names, &opt->bind);
     case OPT_STRATEGIES:
         return parse_set("strategies", text, strategy_names, &opt->strategies);
     case OPT_DEVICES:
@@ -471,6 +477,7 @@ static void add_run_options(command *cmd, const plan *pl, int devices, const cha
     add_option(cmd, "--repeat=%lld", opt->repeat);
     add_option(cmd, "--warmup=%lld", opt->warmup);
     add_option(cmd, "--verify=%s", verify_names[opt->verify]);
+    add_option(cmd, "--bind=%s", bind_names[opt->bind]);
     add(cmd, "--format=json");
 }
 

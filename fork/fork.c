@@ -44,6 +44,7 @@ static const mgpu_program program = {
                "CUDA IPC",
     .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC),
     .forks = 1,
+    .binds_workers = 1,
 };
 
 /* -------------------------------------------- what the processes share */
@@ -62,6 +63,7 @@ typedef struct control {
     failure failed[MGPU_MAX_DEVICES];
     mgpu_ipc_handle buffer[MGPU_MAX_DEVICES][2]; /* ipc: each part's two buffers */
     mgpu_ipc_handle done[MGPU_MAX_DEVICES][2];   /* ipc: its step events, by parity */
+    mgpu_binding binding;                        /* the CPUs each worker got */
     /* [repeat * nparts + part]: each worker's time per run, then from
      * [repeats * nparts] on the seconds of it that it waited (at barriers,
      * for its device). */
@@ -439,6 +441,9 @@ static int worker_main(shared *sh, const mgpu_run *run, int part, mgpu_backend b
     /* The worker's host kernels and initial field would take every core,
      * as would each of the others': each takes its share instead. */
     mgpu_host_share_cores(run->ndevices);
+    /* Bound before CUDA starts, so that the threads CUDA makes for its
+     * context run near the device too. */
+    mgpu_bind_worker(run->opt->bind, part, run->ndevices, sh->control->binding.cpus[part]);
     /* CUDA starts here, in the worker, after the fork. */
     mgpu_status status = mgpu_init(backend, host_devices);
     if (status == MGPU_OK)
@@ -650,6 +655,8 @@ static mgpu_status fork_strategy(void *ctx, mgpu_run *run)
         }
         if (run->record)
             run->record->exchange = sh.control->mode;
+        if (run->binding)
+            *run->binding = sh.control->binding;
     }
     shared_destroy(&sh, status == MGPU_OK);
     return status;

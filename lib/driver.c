@@ -6,6 +6,7 @@
 #endif
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "mgpu-private.h"
 
@@ -160,6 +161,18 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
     mgpu_record record;
     mgpu_record_init(&record, program, &opt);
     record.devices = ndevices;
+    /* What each device's worker got.  A program whose one thread drives
+     * every device is bound here, once, near the first device: the union
+     * of the devices' nodes is the whole machine on one with GPUs on both
+     * sockets (no binding at all), and device 0 is the one every run uses,
+     * the one-device baseline included. */
+    static mgpu_binding binding;
+    if (!program->binds_workers) {
+        mgpu_bind_worker(opt.bind, 0, 1, binding.cpus[0]);
+        for (int d = 1; d < ndevices; d++)
+            memcpy(binding.cpus[d], binding.cpus[0], sizeof binding.cpus[0]);
+        mgpu_record_set_binding(&record, &binding);
+    }
     float *field = NULL;
     if (opt.verify != MGPU_VERIFY_NONE) {
         size_t cells = (size_t) opt.nx * (size_t) opt.ny;
@@ -180,9 +193,12 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
         status = mgpu_copy_ceiling(ndevices, field_bytes, &ceiling_before);
 
     mgpu_run run = {.opt = &opt, .ndevices = ndevices, .compute = 1, .warmup = opt.warmup,
-                    .repeats = opt.repeat, .field = field, .record = &record};
+                    .repeats = opt.repeat, .field = field, .record = &record,
+                    .binding = &binding};
     if (status == MGPU_OK)
         status = timed(strategy, ctx, &run, &record.time);
+    if (status == MGPU_OK && program->binds_workers)
+        mgpu_record_set_binding(&record, &binding);
 
     /* The exchanges alone, the same steps with the kernels left out, say
      * what share of the time the exchange costs. */

@@ -432,6 +432,13 @@ typedef enum mgpu_verify {
 
 typedef enum mgpu_format { MGPU_FORMAT_TABLE = 0, MGPU_FORMAT_CSV, MGPU_FORMAT_JSON } mgpu_format;
 
+/* --bind: where each worker runs (lib/bind.c, doc/design.md section 3). */
+typedef enum mgpu_bind {
+    MGPU_BIND_AUTO = 0, /* on the CPUs nearest its device (host backend: a
+                           share of the CPUs of its own) */
+    MGPU_BIND_NONE      /* where the operating system puts it */
+} mgpu_bind;
+
 typedef struct mgpu_options {
     long long nx, ny, steps;
     int devices;            /* 0: every device (host backend: 2) */
@@ -444,6 +451,7 @@ typedef struct mgpu_options {
     uint64_t seed;
     int baseline;           /* also time one device, for speedup */
     int header;             /* csv: print the header line */
+    mgpu_bind bind;
 } mgpu_options;
 
 /* An option of one program only: --NAME=VALUE.  With CHOICES (NULL-ended),
@@ -468,6 +476,9 @@ typedef struct mgpu_program {
     unsigned exchanges;     /* modes it supports: MGPU_EXCHANGE_BIT set */
     const mgpu_extra_option *extra; /* ended by a NULL name; may be NULL */
     int forks;              /* workers are processes: no CUDA here first */
+    int binds_workers;      /* its workers bind themselves (mgpu_bind_worker);
+                               else one thread drives every device, and
+                               mgpu_main binds it near the first device */
 } mgpu_program;
 
 /* Parse the command line into OPT (defaults first).  Returns -1 to go on,
@@ -542,6 +553,8 @@ typedef struct mgpu_record {
     /* When the run began (mgpu_record_init), seconds since 1970 UTC; the
      * record prints it as an ISO 8601 UTC timestamp (doc/record.md). */
     long long started;
+    /* Which CPUs each device's worker ran on (mgpu_record_set_binding). */
+    char binding[2048];
     int nextra;
     mgpu_record_extra extra[MGPU_RECORD_EXTRA];
 } mgpu_record;
@@ -575,6 +588,30 @@ void mgpu_record_set_number(mgpu_record *record, const char *key, double number)
 mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header,
                               FILE *out);
 
+/* ------------------------------------------- binding workers (lib/bind.c) */
+
+/* What each device's worker got: its CPUs as read back after binding, in
+ * the cpulist form ("0-15,32-47"), or "none (WHY)".  Plain bytes, so that
+ * worker processes can write it in memory they share with their parent. */
+#define MGPU_BIND_TEXT 256
+typedef struct mgpu_binding {
+    char cpus[MGPU_MAX_DEVICES][MGPU_BIND_TEXT];
+} mgpu_binding;
+
+/* In a worker, before it makes its device current: bind the calling thread
+ * as BIND asks to the CPUs nearest DEVICE (CUDA: its NUMA node's, by hwloc
+ * or sysfs; host backend: share DEVICE of WORKERS of the process's CPUs),
+ * and write what it got into CPUS (MGPU_BIND_TEXT bytes; NULL: nowhere).
+ * When OMP_PROC_BIND or OMP_PLACES is set, OpenMP's placement is kept and
+ * only read back.  Never fails: what cannot be bound is not, and CPUS says
+ * why. */
+void mgpu_bind_worker(mgpu_bind bind, int device, int workers, char *cpus);
+/* Give the calling thread back the CPUs the process started with. */
+void mgpu_bind_release(void);
+/* The record's binding field from BINDING's first record->devices entries
+ * (doc/record.md). */
+void mgpu_record_set_binding(mgpu_record *record, const mgpu_binding *binding);
+
 /* ------------------------------------------------------- verification */
 
 /* Verify the FIELD a run produced against its reference, as OPT asks:
@@ -604,6 +641,9 @@ typedef struct mgpu_run {
     double *waited;
     float *field;
     mgpu_record *record; /* for the strategy's own fields */
+    /* Where each device's worker writes what mgpu_bind_worker got; NULL
+     * when nobody reads it (the runs not reported). */
+    mgpu_binding *binding;
 } mgpu_run;
 
 typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);

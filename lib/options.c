@@ -34,6 +34,7 @@ static const char *const exchange_names[] = {
 };
 static const char *const verify_names[] = {"auto", "cpu", "device", "none", NULL};
 static const char *const format_names[] = {"table", "csv", "json", NULL};
+static const char *const bind_names[] = {"auto", "none", NULL};
 
 /* A mode added to mgpu_exchange must get its name here too. */
 _Static_assert(sizeof exchange_names / sizeof exchange_names[0] == MGPU_EXCHANGE_COUNT + 1,
@@ -323,6 +324,7 @@ enum option_id {
     OPT_SEED,
     OPT_BASELINE,
     OPT_NO_HEADER,
+    OPT_BIND,
     OPT_EXTRA = 1024,
 };
 
@@ -341,6 +343,7 @@ static const struct option common_options[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"baseline", no_argument, NULL, OPT_BASELINE},
     {"no-header", no_argument, NULL, OPT_NO_HEADER},
+    {"bind", required_argument, NULL, OPT_BIND},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
 };
@@ -505,6 +508,8 @@ static void print_usage(const mgpu_program *program, FILE *out)
     join_names(names, sizeof names, exchange_names, exchanges, "|");
     help_line(out, "--exchange=MODE", "%s (default auto)", names);
     help_line(out, "--verify=HOW", "auto|cpu|device|none (default auto)");
+    help_line(out, "--bind=HOW", "auto|none (default auto: each worker on the CPUs nearest "
+                                 "its device; host backend: CPUs of its own)");
     fprintf(out, "\nMeasuring:\n");
     help_line(out, "--repeat=N", "timed runs, median reported, 1 to %d (default %d)", MAX_RUNS,
               DEFAULT_REPEAT);
@@ -529,6 +534,8 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "MGPU_INJECT_FAULT=STEP:DEVICE",
               "make the worker of DEVICE fail at STEP (a test of the failure paths)");
     help_line(out, "CUDA_VISIBLE_DEVICES", "the GPUs the CUDA runtime shows, and their order");
+    help_line(out, "OMP_PROC_BIND, OMP_PLACES",
+              "when set, OpenMP's placement of threads is kept, not --bind's");
 }
 
 /* -------------------------------------------------------------- parsing */
@@ -550,6 +557,7 @@ static void set_defaults(mgpu_options *opt)
         .seed = DEFAULT_SEED,
         .baseline = 0,
         .header = 1,
+        .bind = MGPU_BIND_AUTO,
     };
 }
 
@@ -610,6 +618,8 @@ static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
         SET_ENUM("verify", verify_names, opt->verify, mgpu_verify);
     case OPT_FORMAT:
         SET_ENUM("format", format_names, opt->format, mgpu_format);
+    case OPT_BIND:
+        SET_ENUM("bind", bind_names, opt->bind, mgpu_bind);
     case OPT_EXCHANGE:
         return set_exchange(program, text, &opt->exchange);
     case OPT_BASELINE:

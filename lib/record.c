@@ -51,6 +51,8 @@ void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
     record->verify = "none";
     record->verified = -1;
     record->started = (long long)time(NULL);
+    /* Until the program says where its workers ran (mgpu_record_set_binding). */
+    snprintf(record->binding, sizeof record->binding, "none (not told)");
 }
 
 /* The extra field called KEY: the existing one, else a new one; NULL when
@@ -127,7 +129,7 @@ typedef struct field {
     double number;
 } field;
 
-#define COMMON_FIELDS 38
+#define COMMON_FIELDS 39
 #define MAX_FIELDS (COMMON_FIELDS + MGPU_RECORD_EXTRA)
 
 typedef struct field_list {
@@ -283,7 +285,7 @@ void mgpu_machine_find(mgpu_backend backend, int devices, long long started, mgp
         strftime(m->timestamp, sizeof m->timestamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
 }
 
-static void add_machine_fields(field_list *list, const mgpu_machine *m)
+static void add_machine_fields(field_list *list, const mgpu_machine *m, const mgpu_record *r)
 {
     add_text(list, "gpus", m->gpus);
     /* The versions as CUDA gives them (1000 major + 10 minor); null
@@ -293,6 +295,7 @@ static void add_machine_fields(field_list *list, const mgpu_machine *m)
     add_text(list, "mgpu_version", MGPU_VERSION);
     add_text(list, "hostname", m->hostname[0] ? m->hostname : NULL);
     add_text(list, "timestamp", m->timestamp[0] ? m->timestamp : NULL);
+    add_text(list, "binding", r->binding);
 }
 
 static void collect_fields(field_list *list, const mgpu_record *r, const mgpu_machine *m)
@@ -302,7 +305,7 @@ static void collect_fields(field_list *list, const mgpu_record *r, const mgpu_ma
     add_run_fields(list, r);
     add_speed_fields(list, r);
     add_verify_fields(list, r);
-    add_machine_fields(list, m);
+    add_machine_fields(list, m, r);
     add_extra_fields(list, r);
 }
 

@@ -55,6 +55,7 @@ static struct {
     int hosts;
     int node_devices;            /* devices this rank sees */
     int device;                  /* the one it drives */
+    char cpus[MGPU_BIND_TEXT];   /* the CPUs it runs on (--bind) */
     char host[MPI_MAX_PROCESSOR_NAME];
 } me;
 
@@ -88,6 +89,22 @@ static void check(mgpu_status status)
     if (status != MGPU_OK)
         abort_job(mgpu_exit_code(status),
                   *mgpu_last_error() ? mgpu_last_error() : mgpu_strerror(status));
+}
+
+/* The record's binding: each rank's CPUs, gathered on rank 0. */
+static void describe_binding(mgpu_record *record)
+{
+    char *all = me.rank == 0 ? calloc((size_t) me.ranks, MGPU_BIND_TEXT) : NULL;
+    static mgpu_binding binding;
+    if (me.rank == 0 && !all)
+        abort_job(1, "out of host memory");
+    MPI_Gather(me.cpus, MGPU_BIND_TEXT, MPI_CHAR, all, MGPU_BIND_TEXT, MPI_CHAR, 0,
+               MPI_COMM_WORLD);
+    for (int r = 0; all && r < me.ranks && r < MGPU_MAX_DEVICES; r++)
+        memcpy(binding.cpus[r], all + (size_t) r * MGPU_BIND_TEXT, MGPU_BIND_TEXT);
+    if (all)
+        mgpu_record_set_binding(record, &binding);
+    free(all);
 }
 
 /* ------------------------------------------------------------ starting */
@@ -187,6 +204,10 @@ static int setup(const mgpu_options *opt, mgpu_exchange *mode, int *aware, char 
     /* The ranks of a node take its devices in turn, so the same command
      * runs one rank per device on one host or on many. */
     me.device = me.local_rank % me.node_devices;
+    /* The rank is its device's worker: bound before its context exists, so
+     * that the threads CUDA makes for it run near the device too.  On the
+     * host backend the ranks of a node share its CPUs out. */
+    mgpu_bind_worker(opt->bind, me.device, me.local_ranks, me.cpus);
     if ((status = mgpu_device_set(me.device)) != MGPU_OK)
         return refuse_status(why, status);
 
@@ -480,6 +501,7 @@ static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
     mgpu_record record;
     mgpu_record_init(&record, &program, opt);
     describe(&record, mode, aware);
+    describe_binding(&record);
     double *seconds = calloc((size_t) opt->repeat, sizeof *seconds);
     if (!seconds)
         abort_job(1, "out of host memory");

@@ -45,6 +45,7 @@ static const mgpu_program program = {
     .summary = "one OpenMP thread per device, an omp barrier per step",
     .exchanges = MGPU_EXCHANGE_IN_PROCESS,
     .extra = extra,
+    .binds_workers = 1,
 };
 
 static int device_of(const mgpu_stencil *st, int part)
@@ -232,7 +233,8 @@ static mgpu_status gather(mgpu_stencil *st, const mgpu_run *run)
     return MGPU_OK;
 }
 
-static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g, float *control)
+static mgpu_status timed_runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g,
+                              float *control)
 {
     double waited = 0.0;
     if (g->graph && run->record)
@@ -262,6 +264,35 @@ static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g, f
         mgpu_field_compare(run->field, control, opt->nx, opt->ny, 0.0, &max_error, &mismatches);
         mgpu_record_set_number(run->record, "control_max_error", max_error);
     }
+    return status;
+}
+
+/* --bind: each device's thread on the CPUs nearest its device, in a region
+ * of its own before the runs, so that no run's time holds it.  The runs'
+ * regions have the same size, and OpenMP gives a thread the same number in
+ * each (libgomp does, unless OMP_PROC_BIND reorders them, and then OpenMP's
+ * placement is kept anyway).  After the runs every thread gets the
+ * process's CPUs back (RELEASE), since the threads serve the program's
+ * other regions too (the reference, the host kernels).  The --cpu-control
+ * run's nested threads inherit the binding of the section that starts them. */
+static void bind_team(mgpu_stencil *st, const mgpu_run *run, bool release)
+{
+#pragma omp parallel num_threads(run->ndevices)
+    {
+        int p = omp_get_thread_num();
+        if (release)
+            mgpu_bind_release();
+        else
+            mgpu_bind_worker(run->opt->bind, device_of(st, p), run->ndevices,
+                             run->binding ? run->binding->cpus[p] : NULL);
+    }
+}
+
+static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g, float *control)
+{
+    bind_team(st, run, false);
+    mgpu_status status = timed_runs(st, run, g, control);
+    bind_team(st, run, true);
     return status;
 }
 

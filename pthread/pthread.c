@@ -64,6 +64,7 @@ static const mgpu_program program = {
     .summary = "one POSIX thread per device, a barrier per step",
     .exchanges = MGPU_EXCHANGE_IN_PROCESS,
     .extra = extra,
+    .binds_workers = 1,
 };
 
 /* The persistent workers' orders. */
@@ -101,6 +102,17 @@ struct team {
 static int device_of(const mgpu_stencil *st, int part)
 {
     return mgpu_stencil_slab(st, part)->device;
+}
+
+/* A worker's first act once its team exists: its share of the host's cores
+ * for host kernels (counted before it is bound), then its own CPUs near its
+ * device (--bind), then its device. */
+static mgpu_status worker_start(team *t, int p)
+{
+    mgpu_host_share_cores(t->run->ndevices);
+    mgpu_bind_worker(t->run->opt->bind, device_of(t->st, p), t->run->ndevices,
+                     t->run->binding ? t->run->binding->cpus[p] : NULL);
+    return mgpu_device_set(device_of(t->st, p));
 }
 
 static mgpu_status system_error(const char *call, int err)
@@ -221,8 +233,7 @@ static void *step_worker(void *arg)
     int p = w->part;
     if (!team_complete(t))
         return NULL;
-    mgpu_host_share_cores(run->ndevices);
-    mgpu_status status = mgpu_device_set(device_of(st, p));
+    mgpu_status status = worker_start(t, p);
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         bool timed = r >= run->warmup;
         if (status == MGPU_OK)
@@ -354,8 +365,7 @@ static void *persistent_worker(void *arg)
     int p = w->part;
     if (!team_complete(t))
         return NULL;
-    mgpu_host_share_cores(t->run->ndevices);
-    mgpu_status status = mgpu_device_set(device_of(t->st, p));
+    mgpu_status status = worker_start(t, p);
     for (;;) {
         pthread_barrier_wait(&t->start);
         if (t->command == CMD_QUIT)

@@ -29,7 +29,7 @@ static const char *const common_keys[] = {
     "nx", "ny", "steps", "repeats", "time_s", "time_min_s", "time_max_s", "us_per_step",
     "host_issue_us_per_step", "host_wait_us_per_step", "device_us_per_step", "gcells_per_s", "gbytes_per_s", "exchange_s", "exchange_share", "copy_gbps", "roofline",
     "baseline_s", "speedup", "efficiency", "verify", "verified", "max_error", "tolerance",
-    "gpus", "cuda_runtime", "cuda_driver", "mgpu_version", "hostname", "timestamp",
+    "gpus", "cuda_runtime", "cuda_driver", "mgpu_version", "hostname", "timestamp", "binding",
 };
 #define COMMON_KEYS (sizeof common_keys / sizeof common_keys[0])
 
@@ -347,6 +347,53 @@ static void test_metadata(void)
           "table: schema, and n/a for the CUDA versions");
 }
 
+/* The binding field: one reason when no worker was bound, else each
+ * device's CPUs in device order; cut at a device when too long; whose
+ * placement it was when OpenMP's. */
+static void test_binding(void)
+{
+    static mgpu_binding binding;
+    mgpu_record record;
+    char json[MAX_TEXT];
+    mgpu_options opt = {.nx = 10, .ny = 10, .steps = 1, .devices = 2, .repeat = 1};
+
+    mgpu_record_init(&record, &program, &opt);
+    print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
+    CHECK(json_is(json, "binding", "\"none (not told)\"}"), "binding: none until told");
+
+    snprintf(binding.cpus[0], MGPU_BIND_TEXT, "none (--bind=none)");
+    snprintf(binding.cpus[1], MGPU_BIND_TEXT, "none (--bind=none)");
+    mgpu_record_set_binding(&record, &binding);
+    CHECK(strcmp(record.binding, "none (--bind=none)") == 0, "one reason for all: %s",
+          record.binding);
+
+    snprintf(binding.cpus[0], MGPU_BIND_TEXT, "0-15,32-47");
+    snprintf(binding.cpus[1], MGPU_BIND_TEXT, "none (sched_setaffinity: Invalid argument)");
+    mgpu_record_set_binding(&record, &binding);
+    CHECK(strcmp(record.binding, "0:0-15,32-47;1:none (sched_setaffinity: Invalid argument)") ==
+              0,
+          "each device's: %s", record.binding);
+
+    record.devices = MGPU_MAX_DEVICES;
+    for (int d = 0; d < MGPU_MAX_DEVICES; d++) {
+        memset(binding.cpus[d], '7', MGPU_BIND_TEXT - 1);
+        binding.cpus[d][MGPU_BIND_TEXT - 1] = '\0';
+    }
+    mgpu_record_set_binding(&record, &binding);
+    size_t n = strlen(record.binding);
+    CHECK(n < sizeof record.binding && n > 4 && strcmp(record.binding + n - 4, ";...") == 0,
+          "too long: cut at a device with ;... (%zu bytes)", n);
+
+    record.devices = 2;
+    snprintf(binding.cpus[0], MGPU_BIND_TEXT, "0");
+    snprintf(binding.cpus[1], MGPU_BIND_TEXT, "1");
+    setenv("OMP_PLACES", "cores", 1);
+    mgpu_record_set_binding(&record, &binding);
+    unsetenv("OMP_PLACES");
+    CHECK(strcmp(record.binding, "0:0;1:1 (OMP_PLACES set: OpenMP's placement kept)") == 0,
+          "OpenMP's placement: %s", record.binding);
+}
+
 static void test_extra_limit(void)
 {
     static const char *const keys[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7",
@@ -385,5 +432,6 @@ int main(void)
     test_table();
     test_metadata();
     test_extra_limit();
+    test_binding();
     return check_done();
 }
