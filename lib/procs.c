@@ -101,14 +101,9 @@ mgpu_status mgpu_ipc_memory_close(void *ptr)
 #ifdef MGPU_HAVE_CUDA
 static mgpu_status event_create_cuda(mgpu_ipc_event *e, mgpu_ipc_handle *handle)
 {
-    int previous;
-    MGPU_CUDA(cudaGetDevice(&previous), -1);
-    MGPU_CUDA(cudaSetDevice(e->device), e->device);
     /* An interprocess event must not take time stamps. */
-    cudaError_t err = cudaEventCreateWithFlags(&e->cuda, cudaEventInterprocess |
-                                                             cudaEventDisableTiming);
-    MGPU_CUDA(cudaSetDevice(previous), previous);
-    MGPU_CUDA(err, e->device);
+    MGPU_CUDA_ON(e->device, cudaEventCreateWithFlags(&e->cuda, cudaEventInterprocess |
+                                                                   cudaEventDisableTiming));
     cudaIpcEventHandle_t h;
     MGPU_CUDA(cudaIpcGetEventHandle(&h, e->cuda), e->device);
     memcpy(handle->bytes, &h, sizeof h);
