@@ -147,7 +147,7 @@ static mgpu_status shared_create(shared *sh, const mgpu_run *run)
 
 typedef struct peer {
     float *buf[2];           /* ipc: a neighbour's two buffers, mapped here */
-    mgpu_ipc_event *done[2]; /* ipc: its step events, opened here */
+    mgpu_event *done[2]; /* ipc: its step events, opened here */
 } peer;
 
 typedef struct worker {
@@ -158,7 +158,7 @@ typedef struct worker {
     mgpu_stencil *st;
     bool registered;              /* staged: the slots are pinned here */
     double waited;                /* seconds at barriers and for the device */
-    mgpu_ipc_event *done[2];      /* ipc: recorded after each step, by parity */
+    mgpu_event *done[2];          /* ipc: recorded after each step, by parity */
     peer peers[MGPU_MAX_DEVICES]; /* ipc: indexed by part */
 } worker;
 
@@ -243,7 +243,7 @@ static mgpu_status ipc_close(worker *w)
                 status = status != MGPU_OK ? status : closed;
                 w->peers[n].buf[b] = NULL;
             }
-            mgpu_ipc_event_destroy(w->peers[n].done[b]);
+            mgpu_event_destroy(w->peers[n].done[b]);
             w->peers[n].done[b] = NULL;
         }
     }
@@ -287,7 +287,7 @@ static mgpu_status edge_source(worker *w, int from, long long step, mgpu_row edg
     }
     /* The event the neighbour recorded after its step t-1: parity (t+1)%2. */
     peer *pr = &w->peers[from];
-    MGPU_TRY(mgpu_stream_wait_ipc_event(stream_of(w), pr->done[(step + 1) & 1]));
+    MGPU_TRY(mgpu_stream_wait_event(stream_of(w), pr->done[(step + 1) & 1]));
     /* The neighbour's buffer has the domain's layout: its top halo row,
      * then its slab's rows, each a pitch apart. */
     const mgpu_slab *slab = mgpu_stencil_slab(w->st, from);
@@ -347,7 +347,7 @@ static mgpu_status run_steps(worker *w)
         if (w->run->compute)
             MGPU_TRY(mgpu_stencil_compute(w->st, w->part, step));
         if (w->mode == MGPU_EXCHANGE_IPC)
-            MGPU_TRY(mgpu_ipc_event_record(w->done[step & 1], stream_of(w)));
+            MGPU_TRY(mgpu_event_record(w->done[step & 1], stream_of(w)));
     }
     return MGPU_OK;
 }
@@ -413,7 +413,7 @@ static void worker_cleanup(worker *w)
         mgpu_stencil_synchronize(w->st, w->part); /* no copy still uses what goes */
     ipc_close(w);
     for (int b = 0; b < 2; b++)
-        mgpu_ipc_event_destroy(w->done[b]);
+        mgpu_event_destroy(w->done[b]);
     if (w->registered)
         mgpu_host_unregister(w->sh->slots);
     mgpu_stencil_destroy(w->st);

@@ -699,18 +699,15 @@ mgpu_status mgpu_ipc_memory_handle(int device, void *ptr, mgpu_ipc_handle *handl
 mgpu_status mgpu_ipc_memory_open(int device, const mgpu_ipc_handle *handle, void **ptr);
 mgpu_status mgpu_ipc_memory_close(void *ptr);
 
-/* An event that other processes can wait for (cudaEventInterprocess, no
- * timing): made on DEVICE, with the HANDLE to pass on; or opened, with
- * DEVICE current, from another process's HANDLE.  Streams of either process
- * wait for the most recent record made before the wait is issued, as with
- * mgpu_event.  Destroying an opened event closes it. */
-typedef struct mgpu_ipc_event mgpu_ipc_event;
-mgpu_status mgpu_ipc_event_create(int device, mgpu_ipc_event **event, mgpu_ipc_handle *handle);
-mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle,
-                                mgpu_ipc_event **event);
-mgpu_status mgpu_ipc_event_record(mgpu_ipc_event *event, mgpu_stream *stream);
-mgpu_status mgpu_stream_wait_ipc_event(mgpu_stream *stream, mgpu_ipc_event *event);
-void mgpu_ipc_event_destroy(mgpu_ipc_event *event);
+/* An mgpu_event that other processes can wait for (cudaEventInterprocess,
+ * no timing): made on DEVICE, with the HANDLE to pass on; or opened, with
+ * DEVICE current, from another process's HANDLE.  It is recorded, waited
+ * for and destroyed as any mgpu_event (mgpu_event_record,
+ * mgpu_stream_wait_event, mgpu_event_destroy); streams of either process
+ * wait for the most recent record made before the wait is issued.
+ * Destroying an opened event closes it. */
+mgpu_status mgpu_ipc_event_create(int device, mgpu_event **event, mgpu_ipc_handle *handle);
+mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle, mgpu_event **event);
 
 /* ------------------------------------ measuring copies (lib/measure.c) */
 

@@ -38,7 +38,24 @@ static mgpu_status stream_create_cuda(mgpu_stream *s, int priority)
 static mgpu_status event_create_cuda(mgpu_event *e, unsigned flags)
 {
     unsigned cuda_flags = (flags & MGPU_EVENT_TIMING) ? cudaEventDefault : cudaEventDisableTiming;
+    /* An interprocess event must not take time stamps. */
+    if (flags & MGPU_EVENT_INTERPROCESS)
+        cuda_flags = cudaEventInterprocess | cudaEventDisableTiming;
     MGPU_CUDA_ON(e->device, cudaEventCreateWithFlags(&e->cuda, cuda_flags));
+    return MGPU_OK;
+}
+
+cudaEvent_t mgpu_event_cuda(const mgpu_event *event) { return event->cuda; }
+
+mgpu_status mgpu_event_adopt(int device, cudaEvent_t cuda, mgpu_event **event)
+{
+    *event = calloc(1, sizeof **event);
+    if (!*event) {
+        cudaEventDestroy(cuda);
+        return mgpu_fail(MGPU_ERR_NOMEM, "event: out of host memory");
+    }
+    (*event)->device = device;
+    (*event)->cuda = cuda;
     return MGPU_OK;
 }
 #endif
