@@ -423,8 +423,7 @@ static void report_failure(control *c, int part, mgpu_status status)
 {
     failure *f = &c->failed[part];
     f->status = status;
-    snprintf(f->message, sizeof f->message, "%s",
-             *mgpu_last_error() ? mgpu_last_error() : mgpu_strerror(status));
+    snprintf(f->message, sizeof f->message, "%s", mgpu_error_message(status));
     /* The order is stored last, so that the parent reads only whole
      * messages; it reports the first failure, the cause, not the ones it
      * caused in other workers. */

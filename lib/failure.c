@@ -25,8 +25,7 @@ void mgpu_failure_record(mgpu_failure *failure, mgpu_status status, long long ba
     if (__atomic_compare_exchange_n(&failure->barrier, &none, barrier, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         failure->status = status;
-        snprintf(failure->message, sizeof failure->message, "%s",
-                 *mgpu_last_error() ? mgpu_last_error() : mgpu_strerror(status));
+        snprintf(failure->message, sizeof failure->message, "%s", mgpu_error_message(status));
     }
 }
 

@@ -45,6 +45,9 @@ const char *mgpu_strerror(mgpu_status status);
 /* One line on the most recent failure in this thread: what failed, on which
  * device, why.  Empty when nothing failed. */
 const char *mgpu_last_error(void);
+/* What to tell the user of a failure with STATUS: mgpu_last_error(), or
+ * mgpu_strerror(STATUS) where no failure left words. */
+const char *mgpu_error_message(mgpu_status status);
 
 /* Exit code a program should return for STATUS: 0, 1 or 2 (usage). */
 int mgpu_exit_code(mgpu_status status);
