@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,18 +47,10 @@ static const mgpu_program program = {
 
 /* -------------------------------------------- what the processes share */
 
-/* A worker's failure, written by the worker for the parent to report. */
-typedef struct failure {
-    atomic_int order; /* 0: none; n: the n-th worker to fail */
-    mgpu_status status;
-    char message[512];
-} failure;
-
 typedef struct control {
     pthread_barrier_t barrier; /* process-shared, one party per worker */
     mgpu_exchange mode;        /* the workers' exchange, auto resolved */
-    atomic_int failures;
-    failure failed[MGPU_MAX_DEVICES];
+    mgpu_failure failure;      /* the first worker's to fail */
     mgpu_ipc_handle buffer[MGPU_MAX_DEVICES][2]; /* ipc: each part's two buffers */
     mgpu_ipc_handle done[MGPU_MAX_DEVICES][2];   /* ipc: its step events, by parity */
     /* [repeat * nparts + part]: each worker's time per run, then from
@@ -126,6 +117,7 @@ static mgpu_status shared_create(shared *sh, const mgpu_run *run)
         shared_destroy(sh, false);
         return MGPU_ERR_NOMEM;
     }
+    mgpu_failure_init(&sh->control->failure);
     /* The barrier lives in the shared mapping, so it must be told that
      * processes, not only threads of one, wait at it. */
     pthread_barrierattr_t attr;
@@ -419,15 +411,14 @@ static void worker_cleanup(worker *w)
     mgpu_stencil_destroy(w->st);
 }
 
+/* The parent reports the first failure, the cause, not the ones it caused
+ * in other workers, and names its worker. */
 static void report_failure(control *c, int part, mgpu_status status)
 {
-    failure *f = &c->failed[part];
-    f->status = status;
-    snprintf(f->message, sizeof f->message, "%s", mgpu_error_message(status));
-    /* The order is stored last, so that the parent reads only whole
-     * messages; it reports the first failure, the cause, not the ones it
-     * caused in other workers. */
-    atomic_store(&f->order, atomic_fetch_add(&c->failures, 1) + 1);
+    char cause[512];
+    snprintf(cause, sizeof cause, "%s", mgpu_error_message(status));
+    mgpu_error_set(status, "worker %d: %s", part, cause);
+    mgpu_failure_record(&c->failure, status, 0);
 }
 
 /* The life of worker PART, in its own process; returns its exit status. */
@@ -579,17 +570,9 @@ static mgpu_status outcome(const workers *w, control *c, int interrupted)
     if (interrupted)
         return mgpu_error_set(MGPU_ERR_INTERRUPTED, "interrupted by %s; every worker was stopped",
                               interrupted == SIGINT ? "SIGINT" : "SIGTERM");
-    int first = -1, first_order = 0;
-    for (int p = 0; p < w->n; p++) {
-        int order = atomic_load(&c->failed[p].order);
-        if (order > 0 && (first < 0 || order < first_order)) {
-            first = p;
-            first_order = order;
-        }
-    }
-    if (first >= 0)
-        return mgpu_error_set(c->failed[first].status, "worker %d: %s", first,
-                              c->failed[first].message);
+    mgpu_status failed = mgpu_failure_status(&c->failure);
+    if (failed != MGPU_OK)
+        return failed;
     if (w->why[0])
         return mgpu_error_set(MGPU_ERR_SYSTEM, "%s", w->why);
     return MGPU_OK;

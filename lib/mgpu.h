@@ -381,10 +381,15 @@ mgpu_status mgpu_fault_validate(int ndevices, long long steps);
  * barrier its worker reaches, and a worker asks about the barrier it has
  * just passed: when a fast worker fails after barrier K while a slow one
  * has not yet asked about K, the slow one does not see that failure (and
- * leave) early, and all see it after barrier K+1, which everyone reaches. */
+ * leave) early, and all see it after barrier K+1, which everyone reaches.
+ *
+ * Worker processes (mgpu-fork) share one in memory they all map, each
+ * recording its failure before barrier 0 and the parent reading the first
+ * once they have ended; a worker killed while recording leaves none. */
 typedef struct mgpu_failure {
     long long barrier;  /* before which the first failure happened; read and
-                           written atomically; LLONG_MAX while none */
+                           written atomically; above every barrier while none
+                           (LLONG_MAX) or while being recorded */
     mgpu_status status;
     char message[512];
 } mgpu_failure;
