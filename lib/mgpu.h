@@ -311,6 +311,8 @@ void mgpu_stencil_destroy(mgpu_stencil *stencil);
 
 mgpu_exchange mgpu_stencil_exchange_mode(const mgpu_stencil *stencil);
 const mgpu_slab *mgpu_stencil_slab(const mgpu_stencil *stencil, int part);
+/* The device of PART (its slab's). */
+int mgpu_stencil_device(const mgpu_stencil *stencil, int part);
 mgpu_stream *mgpu_stencil_stream(const mgpu_stencil *stencil, int part);
 /* The buffer that holds the field before step STEP (buffers alternate). */
 float *mgpu_stencil_buffer(const mgpu_stencil *stencil, int part, long long step);
@@ -354,6 +356,10 @@ int mgpu_stencil_below(const mgpu_stencil *stencil, int part);
 /* Copy PART's interior rows of the field after STEPS steps into the full
  * host FIELD (nx*ny floats).  Sets the device itself. */
 mgpu_status mgpu_stencil_gather(mgpu_stencil *stencil, int part, long long steps, float *field);
+/* Every part this process holds gathered into FIELD, and the outer rows
+ * made (mgpu_field_fill_halo_rows): the final field a strategy that holds
+ * all parts leaves in mgpu_run's FIELD. */
+mgpu_status mgpu_stencil_gather_all(mgpu_stencil *stencil, long long steps, float *field);
 
 /* ------------------------------------------------------ fault injection */
 

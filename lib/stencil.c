@@ -264,6 +264,7 @@ void mgpu_stencil_destroy(mgpu_stencil *st)
 
 mgpu_exchange mgpu_stencil_exchange_mode(const mgpu_stencil *st) { return st->mode; }
 const mgpu_slab *mgpu_stencil_slab(const mgpu_stencil *st, int p) { return &st->parts[p].slab; }
+int mgpu_stencil_device(const mgpu_stencil *st, int p) { return st->parts[p].slab.device; }
 mgpu_stream *mgpu_stencil_stream(const mgpu_stencil *st, int p) { return st->parts[p].stream; }
 size_t mgpu_stencil_pitch(const mgpu_stencil *st, int p) { return st->parts[p].pitch; }
 
@@ -579,5 +580,13 @@ mgpu_status mgpu_stencil_gather(mgpu_stencil *st, int p, long long steps, float 
     if (pt->slab.row_end == d->ny - 1)
         mgpu_field_initial_rows(field + (size_t) (d->ny - 1) * nx, nx, d->kernel, d->nx, d->ny,
                                 d->ny - 1, 1, d->seed);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_stencil_gather_all(mgpu_stencil *st, long long steps, float *field)
+{
+    for (int p = st->first; p < st->first + st->count; p++)
+        MGPU_TRY(mgpu_stencil_gather(st, p, steps, field));
+    mgpu_field_fill_halo_rows(field, st->desc.kernel, st->desc.nx, st->desc.ny);
     return MGPU_OK;
 }

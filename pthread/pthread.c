@@ -98,11 +98,6 @@ struct team {
     worker workers[MGPU_MAX_DEVICES];
 };
 
-static int device_of(const mgpu_stencil *st, int part)
-{
-    return mgpu_stencil_slab(st, part)->device;
-}
-
 static mgpu_status system_error(const char *call, int err)
 {
     return mgpu_error_set(MGPU_ERR_SYSTEM, "%s: %s", call, strerror(err));
@@ -132,7 +127,7 @@ static mgpu_status team_start(team *t, void *(*fn)(void *))
     for (int i = 0; i < created; i++)
         pthread_join(t->workers[i].thread, NULL);
     return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_create for device %d: %s",
-                          device_of(t->st, created), strerror(err));
+                          mgpu_stencil_device(t->st, created), strerror(err));
 }
 
 /* A worker's first act: wait for the team to exist; false when it never will. */
@@ -222,7 +217,7 @@ static void *step_worker(void *arg)
     if (!team_complete(t))
         return NULL;
     mgpu_host_share_cores(run->ndevices);
-    mgpu_status status = mgpu_device_set(device_of(st, p));
+    mgpu_status status = mgpu_device_set(mgpu_stencil_device(st, p));
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         bool timed = r >= run->warmup;
         if (status == MGPU_OK)
@@ -355,7 +350,7 @@ static void *persistent_worker(void *arg)
     if (!team_complete(t))
         return NULL;
     mgpu_host_share_cores(t->run->ndevices);
-    mgpu_status status = mgpu_device_set(device_of(t->st, p));
+    mgpu_status status = mgpu_device_set(mgpu_stencil_device(t->st, p));
     for (;;) {
         pthread_barrier_wait(&t->start);
         if (t->command == CMD_QUIT)
@@ -450,18 +445,6 @@ static mgpu_status persistent_mode(team *t, control *c)
 
 /* ------------------------------------------------------------ the run */
 
-static mgpu_status gather(team *t)
-{
-    const mgpu_options *opt = t->run->opt;
-    for (int p = 0; p < t->n; p++) {
-        mgpu_status status = mgpu_stencil_gather(t->st, p, opt->steps, t->run->field);
-        if (status != MGPU_OK)
-            return status;
-    }
-    mgpu_field_fill_halo_rows(t->run->field, opt->kernel, opt->nx, opt->ny);
-    return MGPU_OK;
-}
-
 /* The book compares each device's result with the CPU control. */
 static void control_compare(const control *c, const float *field, mgpu_record *record)
 {
@@ -524,7 +507,7 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
     if (status == MGPU_OK)
         status = mode == MODE_STEP ? step_mode(t) : persistent_mode(t, cp);
     if (status == MGPU_OK && run->field) {
-        status = gather(t);
+        status = mgpu_stencil_gather_all(t->st, opt->steps, run->field);
         if (status == MGPU_OK && cp)
             control_compare(cp, run->field, run->record);
     }

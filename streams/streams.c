@@ -219,10 +219,8 @@ static mgpu_status measure(const streams_options *o, streams_domain *dom, mgpu_r
     /* The host waits for the devices only at the end of a run. */
     for (int r = 0; r < run->repeats && status == MGPU_OK; r++)
         run->waited[r] = run->seconds[r] - host[r];
-    for (int p = 0; p < dom->nparts && status == MGPU_OK && run->field; p++)
-        status = mgpu_stencil_gather(dom->st, p, run->opt->steps, run->field);
     if (status == MGPU_OK && run->field)
-        mgpu_field_fill_halo_rows(run->field, run->opt->kernel, run->opt->nx, run->opt->ny);
+        status = mgpu_stencil_gather_all(dom->st, run->opt->steps, run->field);
     /* mgpu_stats_of sorts the samples in place; the driver sorts them anyway. */
     if (status == MGPU_OK && run->record && run->compute)
         status = compare(o, dom, run, median(run->seconds, run->repeats),
