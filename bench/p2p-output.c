@@ -296,19 +296,19 @@ static void print_csv(const p2p_ctx *ctx, FILE *out)
             for (int c = 0; c < f->columns; c++) {
                 const p2p_cell *cell = &f->cells[(size_t) r * (size_t) f->columns + (size_t) c];
                 fprintf(out, "%s,", f->key);
-                bench_csv_text(f->row_names[r], out);
+                mgpu_csv_text(f->row_names[r], out);
                 fputc(',', out);
-                bench_csv_text(f->column_names[c], out);
+                mgpu_csv_text(f->column_names[c], out);
                 fputc(',', out);
                 if (cell->kind == CELL_TEXT)
-                    bench_csv_text(cell->text, out);
+                    mgpu_csv_text(cell->text, out);
                 else if (cell->kind != CELL_EMPTY)
                     fprintf(out, "%.10g", cell->value);
                 if (cell->kind == CELL_STATS)
                     fprintf(out, ",%.10g,%.10g,", cell->min, cell->max);
                 else
                     fputs(",,,", out);
-                bench_csv_text(f->unit, out);
+                mgpu_csv_text(f->unit, out);
                 fputc(',', out);
                 if (f->bytes)
                     fprintf(out, "%zu", f->bytes);
@@ -316,7 +316,7 @@ static void print_csv(const p2p_ctx *ctx, FILE *out)
                 if (cell->kind == CELL_STATS)
                     fprintf(out, "%d", f->samples);
                 fprintf(out, ",%s,", mgpu_backend_name(mgpu_backend_active()));
-                bench_csv_text(f->rule, out);
+                mgpu_csv_text(f->rule, out);
                 fputc('\n', out);
             }
         }
@@ -339,7 +339,7 @@ static void print_json_names(char (*names)[P2P_LABEL], int n, FILE *out)
     for (int i = 0; i < n; i++) {
         if (i)
             fputs(", ", out);
-        bench_json_string(names[i], out);
+        mgpu_json_string(names[i], out);
     }
     fputc(']', out);
 }
@@ -356,7 +356,7 @@ static void print_json_matrix(const p2p_figure *f, enum cell_part part, FILE *ou
             if (c)
                 fputs(", ", out);
             if (part == PART_VALUE && cell->kind == CELL_TEXT)
-                bench_json_string(cell->text, out);
+                mgpu_json_string(cell->text, out);
             else if (part == PART_VALUE && cell->kind != CELL_EMPTY)
                 print_json_number(cell->value, out);
             else if (cell->kind == CELL_STATS)
@@ -372,22 +372,22 @@ static void print_json_matrix(const p2p_figure *f, enum cell_part part, FILE *ou
 static void print_json_figure(const p2p_figure *f, FILE *out)
 {
     fputs("    ", out);
-    bench_json_string(f->key, out);
+    mgpu_json_string(f->key, out);
     fputs(": {\"title\": ", out);
-    bench_json_string(f->title, out);
+    mgpu_json_string(f->title, out);
     fputs(", \"unit\": ", out);
-    bench_json_string(f->unit, out);
+    mgpu_json_string(f->unit, out);
     fputs(", \"rule\": ", out);
-    bench_json_string(f->rule, out);
+    mgpu_json_string(f->rule, out);
     fputs(", \"bytes\": ", out);
     if (f->bytes)
         fprintf(out, "%zu", f->bytes);
     else
         fputs("null", out);
     fprintf(out, ", \"samples\": %d,\n      \"row_title\": ", f->samples);
-    bench_json_string(f->row_title, out);
+    mgpu_json_string(f->row_title, out);
     fputs(", \"column_title\": ", out);
-    bench_json_string(f->column_title, out);
+    mgpu_json_string(f->column_title, out);
     fputs(", \"rows\": ", out);
     print_json_names(f->row_names, f->rows, out);
     fputs(", \"columns\": ", out);
@@ -406,16 +406,16 @@ static void print_json(const p2p_ctx *ctx, FILE *out)
     const p2p_options *opt = ctx->opt;
     fprintf(out, "{\"program\": \"%s\", \"version\": \"%s\", \"backend\": ", P2P_NAME,
             MGPU_VERSION);
-    bench_json_string(mgpu_backend_name(mgpu_backend_active()), out);
+    mgpu_json_string(mgpu_backend_name(mgpu_backend_active()), out);
     fputs(", \"backend_reason\": ", out);
-    bench_json_string(mgpu_backend_reason(), out);
+    mgpu_json_string(mgpu_backend_reason(), out);
     fputs(",\n  \"note\": ", out);
     if (ctx->cuda)
         fputs("null", out);
     else
-        bench_json_string(host_note, out);
+        mgpu_json_string(host_note, out);
     fputs(", \"timing\": ", out);
-    bench_json_string(timing_note(ctx), out);
+    mgpu_json_string(timing_note(ctx), out);
     fprintf(out,
             ",\n  \"devices\": %d, \"bytes\": %zu, \"halo_bytes\": %zu, "
             "\"latency_bytes\": %zu, \"repeat\": %d, \"warmup\": %d, \"spin_us\": ",

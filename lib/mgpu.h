@@ -489,6 +489,12 @@ typedef struct mgpu_program {
  * whose one-line message names the option and what it accepts. */
 int mgpu_options_parse(mgpu_options *opt, const mgpu_program *program, int argc, char **argv);
 
+/* The whole of TEXT as a decimal integer, into *NUMBER: 0; or EINVAL when
+ * it is not one (empty, a blank first, text after it), ERANGE when it does
+ * not fit, and *NUMBER is left alone.  What strtoll alone lets through
+ * ("" as 0, "12x" as 12) is how a typo changes what a benchmark measures. */
+int mgpu_parse_integer(const char *text, long long *number);
+
 /* Print "PROGRAM: MESSAGE" on stderr, in the one-line form every error takes. */
 void mgpu_error(const mgpu_program *program, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -575,6 +581,12 @@ void mgpu_record_set_number(mgpu_record *record, const char *key, double number)
  * when the record could not all be written). */
 mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header,
                               FILE *out);
+/* Text as the record writes it, for programs that write their own CSV and
+ * JSON: one CSV cell, quoted as RFC 4180 asks when it must be; a JSON
+ * string, quotes, backslashes and control characters escaped, other bytes
+ * (UTF-8) as they are. */
+void mgpu_csv_text(const char *text, FILE *out);
+void mgpu_json_string(const char *text, FILE *out);
 
 /* ------------------------------------------------------- verification */
 

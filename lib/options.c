@@ -179,21 +179,27 @@ typedef enum number_result { NUMBER_OK, NUMBER_INVALID, NUMBER_RANGE } number_re
 
 /* strtoll alone takes "" as 0, skips leading blanks and stops quietly at
  * "12x"; here the whole text must be the number. */
-static number_result parse_integer(const char *text, long long *number)
+int mgpu_parse_integer(const char *text, long long *number)
 {
     char *end;
     long long value;
 
     if (text[0] == '\0' || isspace((unsigned char)text[0]))
-        return NUMBER_INVALID;
+        return EINVAL;
     errno = 0;
     value = strtoll(text, &end, 10);
     if (end == text || *end != '\0')
-        return NUMBER_INVALID;
+        return EINVAL;
     if (errno == ERANGE)
-        return NUMBER_RANGE;
+        return ERANGE;
     *number = value;
-    return NUMBER_OK;
+    return 0;
+}
+
+static number_result parse_integer(const char *text, long long *number)
+{
+    int err = mgpu_parse_integer(text, number);
+    return err == 0 ? NUMBER_OK : err == ERANGE ? NUMBER_RANGE : NUMBER_INVALID;
 }
 
 /* The same for an unsigned 64-bit number.  strtoull would wrap "-1" to

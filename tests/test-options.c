@@ -11,6 +11,7 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -448,6 +449,23 @@ static void test_enum_names(void)
           "a value outside the enum is \"unknown\"");
 }
 
+/* The strict integer that every option and mgpu-p2p's and mgpu-compare's
+ * numbers go through. */
+static void test_parse_integer(void)
+{
+    long long n = 7;
+    CHECK(mgpu_parse_integer("-42", &n) == 0 && n == -42, "-42 is -42");
+    CHECK(mgpu_parse_integer("9223372036854775807", &n) == 0 && n == 9223372036854775807LL,
+          "the largest long long");
+    n = 7;
+    CHECK(mgpu_parse_integer("", &n) == EINVAL && n == 7, "empty: EINVAL, left alone");
+    CHECK(mgpu_parse_integer(" 1", &n) == EINVAL, "a blank first: EINVAL");
+    CHECK(mgpu_parse_integer("12x", &n) == EINVAL && n == 7, "12x: EINVAL, left alone");
+    CHECK(mgpu_parse_integer("-", &n) == EINVAL, "a sign alone: EINVAL");
+    CHECK(mgpu_parse_integer("9223372036854775808", &n) == ERANGE && n == 7,
+          "one more than fits: ERANGE, left alone");
+}
+
 int main(void)
 {
     test_defaults();
@@ -463,5 +481,6 @@ int main(void)
     test_help_and_version();
     test_error_function();
     test_enum_names();
+    test_parse_integer();
     return check_done();
 }
