@@ -348,6 +348,9 @@ typedef enum mgpu_row {
     MGPU_ROW_HALO_BOTTOM
 } mgpu_row;
 float *mgpu_stencil_row(const mgpu_stencil *stencil, int part, long long step, mgpu_row row);
+/* Where ROW lies in any of PART's buffers, in floats from its start: for a
+ * buffer that another process maps (CUDA IPC), held by no local part. */
+size_t mgpu_stencil_row_offset(const mgpu_stencil *stencil, int part, mgpu_row row);
 /* The part whose rows fill PART's top halo (its LAST row) or bottom halo
  * (its FIRST row), or -1 where that halo is a fixed boundary. */
 int mgpu_stencil_above(const mgpu_stencil *stencil, int part);
@@ -734,6 +737,22 @@ mgpu_status mgpu_ipc_memory_close(void *ptr);
  * Destroying an opened event closes it. */
 mgpu_status mgpu_ipc_event_create(int device, mgpu_event **event, mgpu_ipc_handle *handle);
 mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle, mgpu_event **event);
+
+/* Worker processes (lib/supervise.c, book 10.2).  mgpu_workers_run forks N
+ * workers, worker I running WORKER(CTX, I) and exiting with what it returns
+ * (0: success), and watches them until all have ended.  Each dies with its
+ * parent, whatever ends the parent.  When one ends badly (a status other
+ * than 0, a signal) or SIGINT or SIGTERM comes, the others get SIGTERM,
+ * and SIGKILL half a second later: nobody waits forever at a barrier.
+ * MGPU_OK when every worker exited 0; MGPU_ERR_INTERRUPTED when a signal
+ * came, which *INTERRUPTED then holds (a signal it already held stops the
+ * new workers at once); MGPU_ERR_SYSTEM naming the first bad end (a fork
+ * that failed, a worker that was killed or exited with a status).  A
+ * worker that can say why it failed records it where the parent can read
+ * it (an mgpu_failure in shared memory).  Make no CUDA context before: a
+ * child does not inherit it, and the CUDA runtime is not fork-safe. */
+typedef int (*mgpu_worker_fn)(void *ctx, int index);
+mgpu_status mgpu_workers_run(int n, mgpu_worker_fn worker, void *ctx, int *interrupted);
 
 /* ------------------------------------ measuring copies (lib/measure.c) */
 

@@ -273,16 +273,22 @@ float *mgpu_stencil_buffer(const mgpu_stencil *st, int p, long long step)
     return st->parts[p].buf[step & 1];
 }
 
-float *mgpu_stencil_row(const mgpu_stencil *st, int p, long long step, mgpu_row row)
+size_t mgpu_stencil_row_offset(const mgpu_stencil *st, int p, mgpu_row row)
 {
     const part *pt = &st->parts[p];
+    long long local_row = 0;
     switch (row) {
-    case MGPU_ROW_FIRST: return row_of(pt, step, 1);
-    case MGPU_ROW_LAST: return row_of(pt, step, pt->rows);
-    case MGPU_ROW_HALO_TOP: return row_of(pt, step, 0);
-    case MGPU_ROW_HALO_BOTTOM: return row_of(pt, step, pt->rows + 1);
+    case MGPU_ROW_FIRST: local_row = 1; break;
+    case MGPU_ROW_LAST: local_row = pt->rows; break;
+    case MGPU_ROW_HALO_TOP: local_row = 0; break;
+    case MGPU_ROW_HALO_BOTTOM: local_row = pt->rows + 1; break;
     }
-    return NULL;
+    return (size_t) local_row * pt->pitch;
+}
+
+float *mgpu_stencil_row(const mgpu_stencil *st, int p, long long step, mgpu_row row)
+{
+    return st->parts[p].buf[step & 1] + mgpu_stencil_row_offset(st, p, row);
 }
 
 mgpu_event *mgpu_stencil_fork_event(const mgpu_stencil *st) { return st->fork; }
