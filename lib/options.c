@@ -329,6 +329,7 @@ enum option_id {
     OPT_SEED,
     OPT_BASELINE,
     OPT_NO_HEADER,
+    OPT_LIST_EXCHANGES,
     OPT_EXTRA = 1024,
 };
 
@@ -347,6 +348,7 @@ static const struct option common_options[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"baseline", no_argument, NULL, OPT_BASELINE},
     {"no-header", no_argument, NULL, OPT_NO_HEADER},
+    {"list-exchanges", no_argument, NULL, OPT_LIST_EXCHANGES},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
 };
@@ -519,6 +521,8 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "--baseline", "also time one device, for speedup and efficiency");
     help_line(out, "--format=NAME", "table|csv|json (default table)");
     help_line(out, "--no-header", "csv: leave out the header line");
+    help_line(out, "--list-exchanges", "print the exchange modes %s implements, one a line, "
+              "and exit", program->name);
     help_line(out, "-h, --help", "print this help and exit");
     help_line(out, "-V, --version", "print the version and exit");
     if (count_extras(program) > 0) {
@@ -629,6 +633,13 @@ static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
         return PARSE_EXIT_OK;
     case OPT_VERSION:
         printf("%s (mgpu) %s\n", program->name, MGPU_VERSION);
+        return PARSE_EXIT_OK;
+    case OPT_LIST_EXCHANGES:
+        /* For programs that run this one (mgpu-compare): no auto, which
+         * resolves to one of these. */
+        for (int mode = 0; exchange_names[mode] != NULL; mode++)
+            if (mode != MGPU_EXCHANGE_AUTO && (program->exchanges & MGPU_EXCHANGE_BIT(mode)))
+                printf("%s\n", exchange_names[mode]);
         return PARSE_EXIT_OK;
     default:
         return apply_extra(program, &program->extra[id - OPT_EXTRA], text);

@@ -423,6 +423,12 @@ static void test_help_and_version(void)
     code = PARSE(&opt, "--version");
     CHECK(code == 0 && strcmp(out, "test-prog (mgpu) " MGPU_VERSION "\n") == 0,
           "--version prints the name and version");
+
+    code = PARSE(&opt, "--list-exchanges");
+    CHECK(code == 0 && err[0] == '\0' &&
+              strcmp(out, "peer\npeer-async\nstaged\ndirect\nmapped\n") == 0,
+          "--list-exchanges: the modes the program implements, one a line, no auto");
+    CHECK(PARSE(&opt, "--list-exchanges=peer") == 2, "--list-exchanges takes no value");
 }
 
 static void test_error_function(void)
