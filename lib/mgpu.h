@@ -465,15 +465,18 @@ typedef struct mgpu_options {
 
 /* An option of one program only: --NAME=VALUE.  With CHOICES (NULL-ended),
  * VALUE must be one of them and *VALUE gets its index; without, VALUE is an
- * integer in [MIN, MAX]; with IS_FLAG, --NAME alone sets *VALUE to 1.
- * CHOICES with BARE, one of them, also take --NAME alone, meaning
- * --NAME=BARE (and --NAME CHOICE, the value as the next word). */
+ * integer in [MIN, MAX], or of KIND MGPU_EXTRA_SIZE a byte count in [MIN,
+ * MAX] with an optional K, M, G or T (powers of 1024); of KIND
+ * MGPU_EXTRA_FLAG, --NAME alone sets *VALUE to 1.  CHOICES with BARE, one
+ * of them, also take --NAME alone, meaning --NAME=BARE (and --NAME CHOICE,
+ * the value as the next word). */
+enum { MGPU_EXTRA_VALUE = 0, MGPU_EXTRA_FLAG = 1, MGPU_EXTRA_SIZE = 2 };
 typedef struct mgpu_extra_option {
     const char *name;
     const char *help;
     const char *const *choices;
     long long min, max;
-    int is_flag;
+    int kind; /* MGPU_EXTRA_VALUE, _FLAG or _SIZE */
     long long *value;
     const char *bare;
 } mgpu_extra_option;

@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -247,6 +248,55 @@ static int set_integer(const mgpu_program *program, const char *option, const ch
     return PARSE_GO_ON;
 }
 
+/* TEXT as a byte count: digits, then optionally K, M, G or T (powers of
+ * 1024), nothing else. */
+static number_result parse_size(const char *text, unsigned long long *bytes)
+{
+    static const char units[] = "KMGT";
+    char *end;
+    unsigned long long n;
+
+    if (text[0] < '0' || text[0] > '9')
+        return NUMBER_INVALID;
+    errno = 0;
+    n = strtoull(text, &end, 10);
+    if (errno == ERANGE)
+        return NUMBER_RANGE;
+    if (*end != '\0') {
+        const char *unit = strchr(units, *end);
+        if (unit == NULL || end[1] != '\0')
+            return NUMBER_INVALID;
+        for (long shift = 0; shift <= unit - units; shift++) {
+            if (n > (ULLONG_MAX >> 10))
+                return NUMBER_RANGE;
+            n <<= 10;
+        }
+    }
+    *bytes = n;
+    return NUMBER_OK;
+}
+
+/* --OPTION=TEXT, a byte count in [MIN, MAX] (MIN at least 0), into *VALUE. */
+static int set_size(const mgpu_program *program, const char *option, const char *text,
+                    long long min, long long max, long long *value)
+{
+    char accepted[160];
+    unsigned long long bytes = 0;
+    number_result result = text ? parse_size(text, &bytes) : NUMBER_INVALID;
+
+    snprintf(accepted, sizeof accepted, "a number of bytes from %lld to %lld, or of K, M, G or "
+             "T, such as 512M or 4G", min, max);
+    if (text != NULL && result == NUMBER_INVALID) {
+        mgpu_error(program, "--%s: '%s' is not a size (accepted: %s)", option, text, accepted);
+        return PARSE_EXIT_USAGE;
+    }
+    if (result == NUMBER_RANGE || bytes < (unsigned long long)min ||
+        bytes > (unsigned long long)max)
+        return bad_value(program, option, text, VALUE_OUT_OF_RANGE, accepted);
+    *value = (long long)bytes;
+    return PARSE_GO_ON;
+}
+
 /* The same for an int field. */
 static int set_int(const mgpu_program *program, const char *option, const char *text, int min,
                    int max, int *value)
@@ -375,7 +425,7 @@ static struct option *build_long_options(const mgpu_program *program)
     memcpy(all, common_options, sizeof common_options);
     for (size_t i = 0; i < nextra; i++) {
         const mgpu_extra_option *extra = &program->extra[i];
-        int has_arg = extra->is_flag                     ? no_argument
+        int has_arg = extra->kind == MGPU_EXTRA_FLAG     ? no_argument
                       : extra->choices && extra->bare ? optional_argument
                                                       : required_argument;
         all[COMMON_OPTIONS + i] = (struct option){extra->name, has_arg, NULL, OPT_EXTRA + (int)i};
@@ -469,7 +519,7 @@ static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
 {
     char names[256], option[sizeof names + 64];
 
-    if (extra->is_flag) {
+    if (extra->kind == MGPU_EXTRA_FLAG) {
         snprintf(option, sizeof option, "--%s", extra->name);
         help_line(out, option, "%s", extra->help ? extra->help : "");
     } else if (extra->choices != NULL && extra->bare != NULL) {
@@ -483,7 +533,8 @@ static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
         help_line(out, option, "%s (default %s)", extra->help ? extra->help : "",
                   name_at(extra->choices, (int)*extra->value));
     } else {
-        snprintf(option, sizeof option, "--%s=N", extra->name);
+        snprintf(option, sizeof option, "--%s=%s", extra->name,
+                 extra->kind == MGPU_EXTRA_SIZE ? "SIZE" : "N");
         help_line(out, option, "%s, %lld to %lld (default %lld)", extra->help ? extra->help : "",
                   extra->min, extra->max, *extra->value);
     }
@@ -569,10 +620,12 @@ static int apply_extra(const mgpu_program *program, const mgpu_extra_option *ext
     int index = 0;
     int code;
 
-    if (extra->is_flag) {
+    if (extra->kind == MGPU_EXTRA_FLAG) {
         *extra->value = 1;
         return PARSE_GO_ON;
     }
+    if (extra->kind == MGPU_EXTRA_SIZE)
+        return set_size(program, extra->name, text, extra->min, extra->max, extra->value);
     if (extra->choices == NULL)
         return set_integer(program, extra->name, text, extra->min, extra->max, extra->value);
     if (text == NULL && extra->bare != NULL)

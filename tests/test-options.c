@@ -27,14 +27,16 @@
 /* The options of a made-up program, of every kind an extra option has. */
 static const char *const contexts[] = {"runtime", "driver", NULL};
 static const char *const levels[] = {"off", "on", "auto", NULL};
-static long long context, chunks, pipeline, level;
+static long long context, chunks, pipeline, level, memory;
 
 static const mgpu_extra_option extras[] = {
     {.name = "context", .help = "how devices are made current", .choices = contexts,
      .value = &context},
     {.name = "chunks", .help = "pipeline chunks", .min = 1, .max = 64, .value = &chunks},
-    {.name = "pipeline", .help = "run the pipeline", .is_flag = 1, .value = &pipeline},
+    {.name = "pipeline", .help = "run the pipeline", .kind = MGPU_EXTRA_FLAG, .value = &pipeline},
     {.name = "level", .help = "how much", .choices = levels, .value = &level, .bare = "on"},
+    {.name = "memory", .help = "bytes", .max = 1LL << 40, .kind = MGPU_EXTRA_SIZE,
+     .value = &memory},
     {.name = NULL},
 };
 
@@ -357,6 +359,31 @@ static void test_extra_options(void)
     check_rejected("--pipeline=1", "--pipeline");
 }
 
+/* A size: bytes, or K, M, G or T of them (mgpu-streams --device-memory). */
+static void test_size_option(void)
+{
+    mgpu_options opt;
+    int code = PARSE(&opt, "--memory=64K");
+    CHECK(code == -1 && memory == 65536, "--memory=64K is 65536 bytes (%lld)", memory);
+    code = PARSE(&opt, "--memory", "3G");
+    CHECK(code == -1 && memory == 3LL << 30, "--memory 3G, the value as the next word");
+    code = PARSE(&opt, "--memory=1T");
+    CHECK(code == -1 && memory == 1LL << 40, "--memory=1T, the largest allowed");
+    code = PARSE(&opt, "--memory=12345");
+    CHECK(code == -1 && memory == 12345, "a plain number of bytes");
+    code = PARSE(&opt, "--memory=4X");
+    CHECK(code == 2 && err_lines == 1 && strstr(err, "--memory: '4X' is not a size"),
+          "an unknown unit: %s", err);
+    check_rejected("--memory=2T", "--memory");
+    check_rejected("--memory=64k", "--memory");
+    check_rejected("--memory=64KB", "--memory");
+    check_rejected("--memory=-1", "--memory");
+    check_rejected("--memory=", "--memory");
+    check_rejected("--memory=99999999999999999999", "--memory");
+    code = PARSE(&opt, "--help");
+    CHECK(strstr(out, "--memory=SIZE") != NULL, "--help names it a SIZE");
+}
+
 /* A choice that may stand alone (issue 16: mgpu-streams --overlap). */
 static void test_bare_choice(void)
 {
@@ -482,6 +509,7 @@ int main(void)
     test_names();
     test_exchange_mask();
     test_extra_options();
+    test_size_option();
     test_bare_choice();
     test_bad_arguments();
     test_help_and_version();
