@@ -1,13 +1,9 @@
 /* bench.c - what mgpu-p2p and mgpu-compare share: strict values on the
- * command line (no empty text, no trailing junk, no silent overflow, as in
- * lib/options.c) and their --help lines, and CSV cells written as
- * lib/record.c writes them. */
+ * command line (the library's mgpu_parse_integer) and their --help lines. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +25,8 @@ int bench_usage(const char *program, const char *fmt, ...)
 int bench_parse_integer(const char *program, const char *option, const char *text, long long min,
                         long long max, long long *value)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (!*text || isspace((unsigned char) *text) || *end || errno || v < min || v > max)
+    long long v = 0;
+    if (mgpu_parse_integer(text, &v) != 0 || v < min || v > max)
         return bench_usage(program, "--%s: '%s' is not an integer from %lld to %lld", option, text,
                            min, max);
     *value = v;
@@ -55,18 +49,3 @@ int bench_parse_choice(const char *program, const char *option, const char *text
 }
 
 void bench_help_line(const char *option, const char *text) { mgpu_help_line(stdout, option, text); }
-
-void bench_csv_text(const char *text, FILE *out)
-{
-    if (!strpbrk(text, ",\"\r\n")) {
-        fputs(text, out);
-        return;
-    }
-    fputc('"', out);
-    for (const char *c = text; *c; c++) {
-        if (*c == '"')
-            fputc('"', out);
-        fputc(*c, out);
-    }
-    fputc('"', out);
-}

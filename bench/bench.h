@@ -1,6 +1,6 @@
 /* bench.h - what mgpu-p2p and mgpu-compare share: strict values on the
- * command line with one-line usage errors, and text written as CSV cells
- * (both write JSON with jansson). */
+ * command line with one-line usage errors (CSV cells and JSON strings are
+ * the library's: mgpu_csv_text, mgpu_json_string). */
 #ifndef MGPU_BENCH_BENCH_H
 #define MGPU_BENCH_BENCH_H
 
@@ -24,8 +24,5 @@ int bench_parse_choice(const char *program, const char *option, const char *text
 
 /* One entry of --help: the option, then what it does, in a column. */
 void bench_help_line(const char *option, const char *text);
-
-/* TEXT as one CSV cell, quoted as RFC 4180 asks when it must be. */
-void bench_csv_text(const char *text, FILE *out);
 
 #endif /* MGPU_BENCH_BENCH_H */

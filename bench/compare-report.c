@@ -198,7 +198,7 @@ static void print_csv_value(const field *f, FILE *out)
 {
     switch (f->kind) {
     case F_TEXT:
-        bench_csv_text(f->text, out);
+        mgpu_csv_text(f->text, out);
         break;
     case F_INTEGER:
         fprintf(out, "%.0f", f->number);

@@ -2,7 +2,7 @@
  *
  * It finds the strategy programs next to itself (installed) or in the build
  * tree (bench/../single_thread/mgpu-single, ...), asks each for its
- * exchange modes (the --exchange line of its --help), and runs each on 1
+ * exchange modes (its --list-exchanges), and runs each on 1
  * device and on every larger device count with each mode, as a child
  * process whose JSON record it reads.  The table puts them side by side,
  * with speedup and parallel efficiency against the program's own 1-device
@@ -211,7 +211,7 @@ static void print_help(void)
                                       "all; host backend: 1,2)");
     bench_help_line("--exchanges=LIST", "only these exchange modes, of peer,peer-async,staged,"
                                         "direct,mapped,ipc,mpi (default: each program's own, "
-                                        "from its --help)");
+                                        "from its --list-exchanges)");
     bench_help_line("--output=DIR", "where results and plots go (default: .)");
     bench_help_line("--from=FILE", "print and plot a results.json again, running nothing");
     bench_help_line("--mpirun=COMMAND", "how mgpu-mpi is started, -np N is added (default: "
@@ -502,36 +502,30 @@ static int check_run_options(const plan *pl, int devices)
     return mgpu_options_parse(&parsed, &self, cmd.argc, cmd.argv) == 2 ? 2 : -1;
 }
 
-/* The exchange modes PROG lists in its --help ("--exchange=MODE  a|b|c
- * (default auto)"), less auto. */
+/* The exchange modes PROG implements, as its --list-exchanges prints them:
+ * one a line.  A line that names no mode mgpu-compare knows is passed over. */
 static int read_modes(const options *opt, program *prog, char *error, size_t size)
 {
     static command cmd;
     command_of(&cmd, opt, prog, 1);
-    add(&cmd, "--help");
+    add(&cmd, "--list-exchanges");
     cmp_output out;
     if (cmp_spawn(cmd.argv, NULL, 60.0, &out, error, size) != 0) {
         cmp_output_free(&out);
         return -1;
     }
-    char *line = out.exit_code == 0 ? strstr(out.out, "--exchange=MODE") : NULL;
     prog->modes = 0;
-    if (line) {
-        line += strlen("--exchange=MODE");
-        line += strspn(line, " ");
-        char *list = strndup(line, strcspn(line, " \n"));
-        for (char *save = NULL, *m = list ? strtok_r(list, "|", &save) : NULL; m;
-             m = strtok_r(NULL, "|", &save)) {
-            for (int e = 0; e < NEXCHANGES; e++) {
-                if (strcmp(m, exchange_names[e]) == 0)
-                    prog->modes |= 1u << e;
-            }
+    char *list = out.exit_code == 0 ? out.out : NULL;
+    for (char *save = NULL, *m = list ? strtok_r(list, "\n", &save) : NULL; m;
+         m = strtok_r(NULL, "\n", &save)) {
+        for (int e = 0; e < NEXCHANGES; e++) {
+            if (strcmp(m, exchange_names[e]) == 0)
+                prog->modes |= 1u << e;
         }
-        free(list);
     }
     if (!prog->modes)
-        snprintf(error, size, "%s --help names no exchange mode (exit %d): %.200s", prog->path,
-                 out.exit_code, out.err);
+        snprintf(error, size, "%s --list-exchanges names no exchange mode (exit %d): %.200s",
+                 prog->path, out.exit_code, out.err);
     cmp_output_free(&out);
     return prog->modes ? 0 : -1;
 }

@@ -336,19 +336,19 @@ static void print_csv(const p2p_ctx *ctx, FILE *out)
             for (int c = 0; c < f->columns; c++) {
                 const p2p_cell *cell = cell_of(f, r, c);
                 fprintf(out, "%s,", f->key);
-                bench_csv_text(f->row_names[r], out);
+                mgpu_csv_text(f->row_names[r], out);
                 fputc(',', out);
-                bench_csv_text(f->column_names[c], out);
+                mgpu_csv_text(f->column_names[c], out);
                 fputc(',', out);
                 if (cell->kind == CELL_TEXT)
-                    bench_csv_text(cell->text, out);
+                    mgpu_csv_text(cell->text, out);
                 else if (cell->kind != CELL_EMPTY)
                     fprintf(out, "%.10g", cell->value);
                 if (cell->kind == CELL_STATS)
                     fprintf(out, ",%.10g,%.10g,", cell->min, cell->max);
                 else
                     fputs(",,,", out);
-                bench_csv_text(f->unit, out);
+                mgpu_csv_text(f->unit, out);
                 fputc(',', out);
                 if (f->bytes)
                     fprintf(out, "%zu", f->bytes);
@@ -356,7 +356,7 @@ static void print_csv(const p2p_ctx *ctx, FILE *out)
                 if (cell->kind == CELL_STATS)
                     fprintf(out, "%d", f->samples);
                 fprintf(out, ",%s,", mgpu_backend_name(mgpu_backend_active()));
-                bench_csv_text(f->rule, out);
+                mgpu_csv_text(f->rule, out);
                 fputc('\n', out);
             }
         }

@@ -436,7 +436,7 @@ static int run(int argc, char **argv)
     if (status == MGPU_OK)
         status = p2p_print(&ctx, opt.format, stdout);
     if (status != MGPU_OK)
-        mgpu_error(&program, "%s", *mgpu_last_error() ? mgpu_last_error() : mgpu_strerror(status));
+        mgpu_error(&program, "%s", mgpu_error_message(status));
     teardown(&ctx);
     return mgpu_exit_code(status);
 }

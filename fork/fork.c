@@ -13,9 +13,9 @@
  *   ipc     CUDA IPC: each worker maps its neighbours' device buffers and
  *           events into its own address space and pulls the rows device to
  *           device, ordered on the devices by the events.
- * The parent only watches.  A worker that fails or dies makes it stop the
- * others, so that nobody waits forever at the barrier; SIGINT or SIGTERM
- * makes it stop them all; and no worker outlives it.
+ * The parent only watches (mgpu_workers_run): a worker that fails or dies
+ * makes it stop the others, so that nobody waits forever at the barrier;
+ * SIGINT or SIGTERM makes it stop them all; and no worker outlives it.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -24,16 +24,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "mgpu.h"
 
@@ -49,18 +44,10 @@ static const mgpu_program program = {
 
 /* -------------------------------------------- what the processes share */
 
-/* A worker's failure, written by the worker for the parent to report. */
-typedef struct failure {
-    atomic_int order; /* 0: none; n: the n-th worker to fail */
-    mgpu_status status;
-    char message[512];
-} failure;
-
 typedef struct control {
     pthread_barrier_t barrier; /* process-shared, one party per worker */
     mgpu_exchange mode;        /* the workers' exchange, auto resolved */
-    atomic_int failures;
-    failure failed[MGPU_MAX_DEVICES];
+    mgpu_failure failure;      /* the first worker's to fail */
     mgpu_ipc_handle buffer[MGPU_MAX_DEVICES][2]; /* ipc: each part's two buffers */
     mgpu_ipc_handle done[MGPU_MAX_DEVICES][2];   /* ipc: its step events, by parity */
     mgpu_binding binding;                        /* the CPUs each worker got */
@@ -128,6 +115,7 @@ static mgpu_status shared_create(shared *sh, const mgpu_run *run)
         shared_destroy(sh, false);
         return MGPU_ERR_NOMEM;
     }
+    mgpu_failure_init(&sh->control->failure);
     /* The barrier lives in the shared mapping, so it must be told that
      * processes, not only threads of one, wait at it. */
     pthread_barrierattr_t attr;
@@ -149,7 +137,7 @@ static mgpu_status shared_create(shared *sh, const mgpu_run *run)
 
 typedef struct peer {
     float *buf[2];           /* ipc: a neighbour's two buffers, mapped here */
-    mgpu_ipc_event *done[2]; /* ipc: its step events, opened here */
+    mgpu_event *done[2]; /* ipc: its step events, opened here */
 } peer;
 
 typedef struct worker {
@@ -160,7 +148,7 @@ typedef struct worker {
     mgpu_stencil *st;
     bool registered;              /* staged: the slots are pinned here */
     double waited;                /* seconds at barriers and for the device */
-    mgpu_ipc_event *done[2];      /* ipc: recorded after each step, by parity */
+    mgpu_event *done[2];          /* ipc: recorded after each step, by parity */
     peer peers[MGPU_MAX_DEVICES]; /* ipc: indexed by part */
 } worker;
 
@@ -245,7 +233,7 @@ static mgpu_status ipc_close(worker *w)
                 status = status != MGPU_OK ? status : closed;
                 w->peers[n].buf[b] = NULL;
             }
-            mgpu_ipc_event_destroy(w->peers[n].done[b]);
+            mgpu_event_destroy(w->peers[n].done[b]);
             w->peers[n].done[b] = NULL;
         }
     }
@@ -289,12 +277,8 @@ static mgpu_status edge_source(worker *w, int from, long long step, mgpu_row edg
     }
     /* The event the neighbour recorded after its step t-1: parity (t+1)%2. */
     peer *pr = &w->peers[from];
-    MGPU_TRY(mgpu_stream_wait_ipc_event(stream_of(w), pr->done[(step + 1) & 1]));
-    /* The neighbour's buffer has the domain's layout: its top halo row,
-     * then its slab's rows, each a pitch apart. */
-    const mgpu_slab *slab = mgpu_stencil_slab(w->st, from);
-    long long row = edge == MGPU_ROW_FIRST ? 1 : slab->row_end - slab->row_begin;
-    *src = pr->buf[step & 1] + (size_t) row * mgpu_stencil_pitch(w->st, from);
+    MGPU_TRY(mgpu_stream_wait_event(stream_of(w), pr->done[(step + 1) & 1]));
+    *src = pr->buf[step & 1] + mgpu_stencil_row_offset(w->st, from, edge);
     return MGPU_OK;
 }
 
@@ -349,7 +333,7 @@ static mgpu_status run_steps(worker *w)
         if (w->run->compute)
             MGPU_TRY(mgpu_stencil_compute(w->st, w->part, step));
         if (w->mode == MGPU_EXCHANGE_IPC)
-            MGPU_TRY(mgpu_ipc_event_record(w->done[step & 1], stream_of(w)));
+            MGPU_TRY(mgpu_event_record(w->done[step & 1], stream_of(w)));
     }
     return MGPU_OK;
 }
@@ -415,210 +399,69 @@ static void worker_cleanup(worker *w)
         mgpu_stencil_synchronize(w->st, w->part); /* no copy still uses what goes */
     ipc_close(w);
     for (int b = 0; b < 2; b++)
-        mgpu_ipc_event_destroy(w->done[b]);
+        mgpu_event_destroy(w->done[b]);
     if (w->registered)
         mgpu_host_unregister(w->sh->slots);
     mgpu_stencil_destroy(w->st);
 }
 
+/* The parent reports the first failure, the cause, not the ones it caused
+ * in other workers, and names its worker. */
 static void report_failure(control *c, int part, mgpu_status status)
 {
-    failure *f = &c->failed[part];
-    f->status = status;
-    snprintf(f->message, sizeof f->message, "%s",
-             *mgpu_last_error() ? mgpu_last_error() : mgpu_strerror(status));
-    /* The order is stored last, so that the parent reads only whole
-     * messages; it reports the first failure, the cause, not the ones it
-     * caused in other workers. */
-    atomic_store(&f->order, atomic_fetch_add(&c->failures, 1) + 1);
+    char cause[512];
+    snprintf(cause, sizeof cause, "%s", mgpu_error_message(status));
+    mgpu_error_set(status, "worker %d: %s", part, cause);
+    mgpu_failure_record(&c->failure, status, 0);
 }
 
+/* What every worker process is given: the shared memory, the run, and the
+ * backend the parent chose (without starting CUDA). */
+typedef struct worker_args {
+    shared *sh;
+    const mgpu_run *run;
+    mgpu_backend backend;
+    int host_devices;
+} worker_args;
+
 /* The life of worker PART, in its own process; returns its exit status. */
-static int worker_main(shared *sh, const mgpu_run *run, int part, mgpu_backend backend,
-                       int host_devices)
+static int worker_main(void *ctx, int part)
 {
-    worker w = {.run = run, .sh = sh, .part = part, .nparts = run->ndevices};
+    const worker_args *a = ctx;
+    worker w = {.run = a->run, .sh = a->sh, .part = part, .nparts = a->run->ndevices};
     /* The worker's host kernels and initial field would take every core,
      * as would each of the others': each takes its share instead. */
-    mgpu_host_share_cores(run->ndevices);
+    mgpu_host_share_cores(a->run->ndevices);
     /* Bound before CUDA starts, so that the threads CUDA makes for its
      * context run near the device too. */
-    mgpu_bind_worker(run->opt->bind, part, run->ndevices, sh->control->binding.cpus[part]);
+    mgpu_bind_worker(a->run->opt->bind, part, a->run->ndevices,
+                     a->sh->control->binding.cpus[part]);
     /* CUDA starts here, in the worker, after the fork. */
-    mgpu_status status = mgpu_init(backend, host_devices);
+    mgpu_status status = mgpu_init(a->backend, a->host_devices);
     if (status == MGPU_OK)
         status = worker_run(&w);
     if (status != MGPU_OK)
-        report_failure(sh->control, part, status);
+        report_failure(a->sh->control, part, status);
     worker_cleanup(&w);
     return status == MGPU_OK ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 /* ------------------------------------------------------ the parent */
 
-/* How long a worker has between SIGTERM and SIGKILL, and how often the
- * parent looks at its workers when nothing happens. */
-#define GRACE_S 0.5
-#define TICK_NS 50000000L
-
-typedef struct workers {
-    int n, started, running;
-    pid_t pid[MGPU_MAX_DEVICES]; /* 0 once reaped */
-    char why[200];               /* the first bad end: a fork that failed, a
-                                    worker that died or exited unreported */
-} workers;
-
-/* Fork the workers.  Each child dies with the parent, whatever ends the
- * parent (SIGKILL included): PR_SET_PDEATHSIG.  The parent may have died
- * before the child asked for that, in which case the child is now someone
- * else's: getppid() tells. */
-static void spawn(workers *w, shared *sh, const mgpu_run *run, const sigset_t *child_mask)
-{
-    int host_devices;
-    mgpu_device_count(&host_devices); /* no CUDA: the driver counted in a child */
-    mgpu_backend backend = mgpu_backend_active();
-    pid_t parent = getpid();
-    fflush(NULL); /* a child must not write the parent's buffered output again */
-    for (int p = 0; p < w->n; p++) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-                _exit(EXIT_FAILURE);
-            sigprocmask(SIG_SETMASK, child_mask, NULL);
-            _exit(worker_main(sh, run, p, backend, host_devices));
-        }
-        if (pid < 0) {
-            /* The workers already running wait at the first barrier until
-             * the parent stops them. */
-            snprintf(w->why, sizeof w->why, "fork of worker %d: %s", p, strerror(errno));
-            return;
-        }
-        w->pid[p] = pid;
-        w->started = p + 1;
-        w->running++;
-    }
-}
-
-static void signal_all(const workers *w, int sig)
-{
-    for (int p = 0; p < w->started; p++)
-        if (w->pid[p])
-            kill(w->pid[p], sig);
-}
-
-/* Say in WHY how worker P (PID) ended, if it ended badly: R and STATUS are
- * what waitpid gave.  A worker that fails reports why itself, and exits 1. */
-static void describe_end(char *why, size_t size, int p, pid_t pid, pid_t r, int status)
-{
-    if (r < 0)
-        snprintf(why, size, "worker %d (pid %ld): waitpid: %s", p, (long) pid, strerror(errno));
-    else if (WIFSIGNALED(status))
-        snprintf(why, size, "worker %d (pid %ld) was killed by signal %d (%s)", p, (long) pid,
-                 WTERMSIG(status), strsignal(WTERMSIG(status)));
-    else if (WEXITSTATUS(status) != 0)
-        snprintf(why, size, "worker %d (pid %ld) exited with status %d", p, (long) pid,
-                 WEXITSTATUS(status));
-}
-
-/* Collect the workers that have ended, describing the first bad end. */
-static void reap(workers *w)
-{
-    for (int p = 0; p < w->started; p++) {
-        if (!w->pid[p])
-            continue;
-        int status = 0;
-        pid_t r = waitpid(w->pid[p], &status, WNOHANG);
-        if (r == 0 || (r < 0 && errno == EINTR))
-            continue;
-        if (!w->why[0])
-            describe_end(w->why, sizeof w->why, p, w->pid[p], r, status);
-        w->pid[p] = 0;
-        w->running--;
-    }
-}
-
-/* Wait until every worker has ended.  When one fails, or SIGINT or SIGTERM
- * comes, the others get SIGTERM, and SIGKILL if they are still there after
- * GRACE_S.  The signals are blocked and taken with sigtimedwait: one that
- * comes while the parent is busy stays pending until it looks. */
-static void supervise(workers *w, const sigset_t *watched, int *interrupted)
-{
-    bool stopping = false, killed = false;
-    double kill_at = 0.0;
-    for (;;) {
-        reap(w);
-        if (w->running == 0)
-            return;
-        if (!stopping && (w->why[0] || *interrupted)) {
-            signal_all(w, SIGTERM);
-            stopping = true;
-            kill_at = mgpu_now() + GRACE_S;
-        } else if (stopping && !killed && mgpu_now() >= kill_at) {
-            signal_all(w, SIGKILL);
-            killed = true;
-        }
-        struct timespec tick = {0, TICK_NS};
-        int sig = sigtimedwait(watched, NULL, &tick);
-        if ((sig == SIGINT || sig == SIGTERM) && !*interrupted)
-            *interrupted = sig;
-    }
-}
-
-/* The signals the parent watches while workers run.  One that the program
- * was started ignoring (a shell starts background jobs ignoring SIGINT)
- * stays ignored. */
-static void watched_signals(sigset_t *set)
-{
-    sigemptyset(set);
-    sigaddset(set, SIGCHLD);
-    const int stop[2] = {SIGINT, SIGTERM};
-    for (int k = 0; k < 2; k++) {
-        struct sigaction now;
-        if (sigaction(stop[k], NULL, &now) == 0 && now.sa_handler != SIG_IGN)
-            sigaddset(set, stop[k]);
-    }
-}
-
-/* What the run came to, with the message the user will read. */
-static mgpu_status outcome(const workers *w, control *c, int interrupted)
-{
-    if (interrupted)
-        return mgpu_error_set(MGPU_ERR_INTERRUPTED, "interrupted by %s; every worker was stopped",
-                              interrupted == SIGINT ? "SIGINT" : "SIGTERM");
-    int first = -1, first_order = 0;
-    for (int p = 0; p < w->n; p++) {
-        int order = atomic_load(&c->failed[p].order);
-        if (order > 0 && (first < 0 || order < first_order)) {
-            first = p;
-            first_order = order;
-        }
-    }
-    if (first >= 0)
-        return mgpu_error_set(c->failed[first].status, "worker %d: %s", first,
-                              c->failed[first].message);
-    if (w->why[0])
-        return mgpu_error_set(MGPU_ERR_SYSTEM, "%s", w->why);
-    return MGPU_OK;
-}
-
-/* Fork the workers, watch them to the end, and say how it went. */
+/* Fork a worker per device and watch them to the end (mgpu_workers_run
+ * stops them all when one fails or a signal comes).  A worker that failed
+ * said why: that, rather than how it ended, is the run's failure. */
 static mgpu_status run_workers(shared *sh, const mgpu_run *run, int *interrupted)
 {
-    /* SIGCHLD must not be ignored, or the children's exit statuses are lost. */
-    struct sigaction chld = {.sa_handler = SIG_DFL}, old_chld;
-    sigemptyset(&chld.sa_mask);
-    sigaction(SIGCHLD, &chld, &old_chld);
-    sigset_t watched, old_mask;
-    watched_signals(&watched);
-    sigprocmask(SIG_BLOCK, &watched, &old_mask);
-
-    workers w = {.n = run->ndevices};
-    spawn(&w, sh, run, &old_mask);
-    supervise(&w, &watched, interrupted);
-
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    sigaction(SIGCHLD, &old_chld, NULL);
-    return outcome(&w, sh->control, *interrupted);
+    worker_args args = {.sh = sh, .run = run, .backend = mgpu_backend_active()};
+    mgpu_device_count(&args.host_devices); /* no CUDA: the driver counted in a child */
+    mgpu_status status = mgpu_workers_run(run->ndevices, worker_main, &args, interrupted);
+    if (status != MGPU_OK && status != MGPU_ERR_INTERRUPTED) {
+        mgpu_status failed = mgpu_failure_status(&sh->control->failure);
+        if (failed != MGPU_OK)
+            return failed;
+    }
+    return status;
 }
 
 static mgpu_status fork_strategy(void *ctx, mgpu_run *run)

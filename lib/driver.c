@@ -134,8 +134,7 @@ static mgpu_status resolve_devices(const mgpu_options *opt, int *ndevices)
 static int finish(const mgpu_program *program, mgpu_status status)
 {
     if (status != MGPU_OK)
-        mgpu_error(program, "%s", *mgpu_last_error() ? mgpu_last_error()
-                                                     : mgpu_strerror(status));
+        mgpu_error(program, "%s", mgpu_error_message(status));
     return mgpu_exit_code(status);
 }
 

@@ -80,23 +80,27 @@ size_t mgpu_host_cache_bytes(void)
     return 0;
 }
 
+#ifdef MGPU_HAVE_CUDA
+static mgpu_status malloc_cuda(int device, size_t bytes, void **ptr)
+{
+    MGPU_CUDA_ON(device, cudaMalloc(ptr, bytes));
+    return MGPU_OK;
+}
+#endif
+
 mgpu_status mgpu_malloc(int device, size_t bytes, void **ptr)
 {
     *ptr = NULL;
     MGPU_TRY(mgpu_check_device(device));
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
-        int previous;
-        MGPU_CUDA(cudaGetDevice(&previous), -1);
-        MGPU_CUDA(cudaSetDevice(device), device);
-        cudaError_t err = cudaMalloc(ptr, bytes);
-        MGPU_CUDA(cudaSetDevice(previous), previous);
-        if (err != cudaSuccess) {
-            cudaGetLastError();
+        mgpu_status status = malloc_cuda(device, bytes, ptr);
+        if (status != MGPU_OK) {
+            /* The bytes asked for, beside the device the message names. */
+            char cause[512];
+            snprintf(cause, sizeof cause, "%s", mgpu_last_error());
             *ptr = NULL;
-            return mgpu_fail(err == cudaErrorMemoryAllocation ? MGPU_ERR_NOMEM : MGPU_ERR_CUDA,
-                             "cudaMalloc of %zu bytes on device %d: %s", bytes, device,
-                             cudaGetErrorString(err));
+            return mgpu_fail(status, "allocation of %zu bytes: %s", bytes, cause);
         }
         return MGPU_OK;
     }

@@ -45,6 +45,9 @@ const char *mgpu_strerror(mgpu_status status);
 /* One line on the most recent failure in this thread: what failed, on which
  * device, why.  Empty when nothing failed. */
 const char *mgpu_last_error(void);
+/* What to tell the user of a failure with STATUS: mgpu_last_error(), or
+ * mgpu_strerror(STATUS) where no failure left words. */
+const char *mgpu_error_message(mgpu_status status);
 
 /* Exit code a program should return for STATUS: 0, 1 or 2 (usage). */
 int mgpu_exit_code(mgpu_status status);
@@ -308,6 +311,8 @@ void mgpu_stencil_destroy(mgpu_stencil *stencil);
 
 mgpu_exchange mgpu_stencil_exchange_mode(const mgpu_stencil *stencil);
 const mgpu_slab *mgpu_stencil_slab(const mgpu_stencil *stencil, int part);
+/* The device of PART (its slab's). */
+int mgpu_stencil_device(const mgpu_stencil *stencil, int part);
 mgpu_stream *mgpu_stencil_stream(const mgpu_stencil *stencil, int part);
 /* The buffer that holds the field before step STEP (buffers alternate). */
 float *mgpu_stencil_buffer(const mgpu_stencil *stencil, int part, long long step);
@@ -343,6 +348,9 @@ typedef enum mgpu_row {
     MGPU_ROW_HALO_BOTTOM
 } mgpu_row;
 float *mgpu_stencil_row(const mgpu_stencil *stencil, int part, long long step, mgpu_row row);
+/* Where ROW lies in any of PART's buffers, in floats from its start: for a
+ * buffer that another process maps (CUDA IPC), held by no local part. */
+size_t mgpu_stencil_row_offset(const mgpu_stencil *stencil, int part, mgpu_row row);
 /* The part whose rows fill PART's top halo (its LAST row) or bottom halo
  * (its FIRST row), or -1 where that halo is a fixed boundary. */
 int mgpu_stencil_above(const mgpu_stencil *stencil, int part);
@@ -351,6 +359,10 @@ int mgpu_stencil_below(const mgpu_stencil *stencil, int part);
 /* Copy PART's interior rows of the field after STEPS steps into the full
  * host FIELD (nx*ny floats).  Sets the device itself. */
 mgpu_status mgpu_stencil_gather(mgpu_stencil *stencil, int part, long long steps, float *field);
+/* Every part this process holds gathered into FIELD, and the outer rows
+ * made (mgpu_field_fill_halo_rows): the final field a strategy that holds
+ * all parts leaves in mgpu_run's FIELD. */
+mgpu_status mgpu_stencil_gather_all(mgpu_stencil *stencil, long long steps, float *field);
 
 /* ------------------------------------------------------ fault injection */
 
@@ -378,10 +390,15 @@ mgpu_status mgpu_fault_validate(int ndevices, long long steps);
  * barrier its worker reaches, and a worker asks about the barrier it has
  * just passed: when a fast worker fails after barrier K while a slow one
  * has not yet asked about K, the slow one does not see that failure (and
- * leave) early, and all see it after barrier K+1, which everyone reaches. */
+ * leave) early, and all see it after barrier K+1, which everyone reaches.
+ *
+ * Worker processes (mgpu-fork) share one in memory they all map, each
+ * recording its failure before barrier 0 and the parent reading the first
+ * once they have ended; a worker killed while recording leaves none. */
 typedef struct mgpu_failure {
     long long barrier;  /* before which the first failure happened; read and
-                           written atomically; LLONG_MAX while none */
+                           written atomically; above every barrier while none
+                           (LLONG_MAX) or while being recorded */
     mgpu_status status;
     char message[512];
 } mgpu_failure;
@@ -456,15 +473,18 @@ typedef struct mgpu_options {
 
 /* An option of one program only: --NAME=VALUE.  With CHOICES (NULL-ended),
  * VALUE must be one of them and *VALUE gets its index; without, VALUE is an
- * integer in [MIN, MAX]; with IS_FLAG, --NAME alone sets *VALUE to 1.
- * CHOICES with BARE, one of them, also take --NAME alone, meaning
- * --NAME=BARE (and --NAME CHOICE, the value as the next word). */
+ * integer in [MIN, MAX], or of KIND MGPU_EXTRA_SIZE a byte count in [MIN,
+ * MAX] with an optional K, M, G or T (powers of 1024); of KIND
+ * MGPU_EXTRA_FLAG, --NAME alone sets *VALUE to 1.  CHOICES with BARE, one
+ * of them, also take --NAME alone, meaning --NAME=BARE (and --NAME CHOICE,
+ * the value as the next word). */
+enum { MGPU_EXTRA_VALUE = 0, MGPU_EXTRA_FLAG = 1, MGPU_EXTRA_SIZE = 2 };
 typedef struct mgpu_extra_option {
     const char *name;
     const char *help;
     const char *const *choices;
     long long min, max;
-    int is_flag;
+    int kind; /* MGPU_EXTRA_VALUE, _FLAG or _SIZE */
     long long *value;
     const char *bare;
 } mgpu_extra_option;
@@ -485,6 +505,12 @@ typedef struct mgpu_program {
  * or the exit code: 0 after --help or --version, 2 after a usage error,
  * whose one-line message names the option and what it accepts. */
 int mgpu_options_parse(mgpu_options *opt, const mgpu_program *program, int argc, char **argv);
+
+/* The whole of TEXT as a decimal integer, into *NUMBER: 0; or EINVAL when
+ * it is not one (empty, a blank first, text after it), ERANGE when it does
+ * not fit, and *NUMBER is left alone.  What strtoll alone lets through
+ * ("" as 0, "12x" as 12) is how a typo changes what a benchmark measures. */
+int mgpu_parse_integer(const char *text, long long *number);
 
 /* Print "PROGRAM: MESSAGE" on stderr, in the one-line form every error takes. */
 void mgpu_error(const mgpu_program *program, const char *fmt, ...)
@@ -587,6 +613,12 @@ void mgpu_record_set_number(mgpu_record *record, const char *key, double number)
  * when the record could not all be written). */
 mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header,
                               FILE *out);
+/* Text as the record writes it, for programs that write their own CSV and
+ * JSON: one CSV cell, quoted as RFC 4180 asks when it must be; a JSON
+ * string, quotes, backslashes and control characters escaped, other bytes
+ * (UTF-8) as they are. */
+void mgpu_csv_text(const char *text, FILE *out);
+void mgpu_json_string(const char *text, FILE *out);
 
 /* ------------------------------------------- binding workers (lib/bind.c) */
 
@@ -752,18 +784,31 @@ mgpu_status mgpu_ipc_memory_handle(int device, void *ptr, mgpu_ipc_handle *handl
 mgpu_status mgpu_ipc_memory_open(int device, const mgpu_ipc_handle *handle, void **ptr);
 mgpu_status mgpu_ipc_memory_close(void *ptr);
 
-/* An event that other processes can wait for (cudaEventInterprocess, no
- * timing): made on DEVICE, with the HANDLE to pass on; or opened, with
- * DEVICE current, from another process's HANDLE.  Streams of either process
- * wait for the most recent record made before the wait is issued, as with
- * mgpu_event.  Destroying an opened event closes it. */
-typedef struct mgpu_ipc_event mgpu_ipc_event;
-mgpu_status mgpu_ipc_event_create(int device, mgpu_ipc_event **event, mgpu_ipc_handle *handle);
-mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle,
-                                mgpu_ipc_event **event);
-mgpu_status mgpu_ipc_event_record(mgpu_ipc_event *event, mgpu_stream *stream);
-mgpu_status mgpu_stream_wait_ipc_event(mgpu_stream *stream, mgpu_ipc_event *event);
-void mgpu_ipc_event_destroy(mgpu_ipc_event *event);
+/* An mgpu_event that other processes can wait for (cudaEventInterprocess,
+ * no timing): made on DEVICE, with the HANDLE to pass on; or opened, with
+ * DEVICE current, from another process's HANDLE.  It is recorded, waited
+ * for and destroyed as any mgpu_event (mgpu_event_record,
+ * mgpu_stream_wait_event, mgpu_event_destroy); streams of either process
+ * wait for the most recent record made before the wait is issued.
+ * Destroying an opened event closes it. */
+mgpu_status mgpu_ipc_event_create(int device, mgpu_event **event, mgpu_ipc_handle *handle);
+mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle, mgpu_event **event);
+
+/* Worker processes (lib/supervise.c, book 10.2).  mgpu_workers_run forks N
+ * workers, worker I running WORKER(CTX, I) and exiting with what it returns
+ * (0: success), and watches them until all have ended.  Each dies with its
+ * parent, whatever ends the parent.  When one ends badly (a status other
+ * than 0, a signal) or SIGINT or SIGTERM comes, the others get SIGTERM,
+ * and SIGKILL half a second later: nobody waits forever at a barrier.
+ * MGPU_OK when every worker exited 0; MGPU_ERR_INTERRUPTED when a signal
+ * came, which *INTERRUPTED then holds (a signal it already held stops the
+ * new workers at once); MGPU_ERR_SYSTEM naming the first bad end (a fork
+ * that failed, a worker that was killed or exited with a status).  A
+ * worker that can say why it failed records it where the parent can read
+ * it (an mgpu_failure in shared memory).  Make no CUDA context before: a
+ * child does not inherit it, and the CUDA runtime is not fork-safe. */
+typedef int (*mgpu_worker_fn)(void *ctx, int index);
+mgpu_status mgpu_workers_run(int n, mgpu_worker_fn worker, void *ctx, int *interrupted);
 
 /* ------------------------------------ measuring copies (lib/measure.c) */
 

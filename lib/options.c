@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -180,21 +181,27 @@ typedef enum number_result { NUMBER_OK, NUMBER_INVALID, NUMBER_RANGE } number_re
 
 /* strtoll alone takes "" as 0, skips leading blanks and stops quietly at
  * "12x"; here the whole text must be the number. */
-static number_result parse_integer(const char *text, long long *number)
+int mgpu_parse_integer(const char *text, long long *number)
 {
     char *end;
     long long value;
 
     if (text[0] == '\0' || isspace((unsigned char)text[0]))
-        return NUMBER_INVALID;
+        return EINVAL;
     errno = 0;
     value = strtoll(text, &end, 10);
     if (end == text || *end != '\0')
-        return NUMBER_INVALID;
+        return EINVAL;
     if (errno == ERANGE)
-        return NUMBER_RANGE;
+        return ERANGE;
     *number = value;
-    return NUMBER_OK;
+    return 0;
+}
+
+static number_result parse_integer(const char *text, long long *number)
+{
+    int err = mgpu_parse_integer(text, number);
+    return err == 0 ? NUMBER_OK : err == ERANGE ? NUMBER_RANGE : NUMBER_INVALID;
 }
 
 /* The same for an unsigned 64-bit number.  strtoull would wrap "-1" to
@@ -239,6 +246,55 @@ static int set_integer(const mgpu_program *program, const char *option, const ch
     if (result == NUMBER_RANGE || number < min || number > max)
         return bad_value(program, option, text, VALUE_OUT_OF_RANGE, accepted);
     *value = number;
+    return PARSE_GO_ON;
+}
+
+/* TEXT as a byte count: digits, then optionally K, M, G or T (powers of
+ * 1024), nothing else. */
+static number_result parse_size(const char *text, unsigned long long *bytes)
+{
+    static const char units[] = "KMGT";
+    char *end;
+    unsigned long long n;
+
+    if (text[0] < '0' || text[0] > '9')
+        return NUMBER_INVALID;
+    errno = 0;
+    n = strtoull(text, &end, 10);
+    if (errno == ERANGE)
+        return NUMBER_RANGE;
+    if (*end != '\0') {
+        const char *unit = strchr(units, *end);
+        if (unit == NULL || end[1] != '\0')
+            return NUMBER_INVALID;
+        for (long shift = 0; shift <= unit - units; shift++) {
+            if (n > (ULLONG_MAX >> 10))
+                return NUMBER_RANGE;
+            n <<= 10;
+        }
+    }
+    *bytes = n;
+    return NUMBER_OK;
+}
+
+/* --OPTION=TEXT, a byte count in [MIN, MAX] (MIN at least 0), into *VALUE. */
+static int set_size(const mgpu_program *program, const char *option, const char *text,
+                    long long min, long long max, long long *value)
+{
+    char accepted[160];
+    unsigned long long bytes = 0;
+    number_result result = text ? parse_size(text, &bytes) : NUMBER_INVALID;
+
+    snprintf(accepted, sizeof accepted, "a number of bytes from %lld to %lld, or of K, M, G or "
+             "T, such as 512M or 4G", min, max);
+    if (text != NULL && result == NUMBER_INVALID) {
+        mgpu_error(program, "--%s: '%s' is not a size (accepted: %s)", option, text, accepted);
+        return PARSE_EXIT_USAGE;
+    }
+    if (result == NUMBER_RANGE || bytes < (unsigned long long)min ||
+        bytes > (unsigned long long)max)
+        return bad_value(program, option, text, VALUE_OUT_OF_RANGE, accepted);
+    *value = (long long)bytes;
     return PARSE_GO_ON;
 }
 
@@ -325,6 +381,7 @@ enum option_id {
     OPT_BASELINE,
     OPT_NO_HEADER,
     OPT_BIND,
+    OPT_LIST_EXCHANGES,
     OPT_EXTRA = 1024,
 };
 
@@ -344,6 +401,7 @@ static const struct option common_options[] = {
     {"baseline", no_argument, NULL, OPT_BASELINE},
     {"no-header", no_argument, NULL, OPT_NO_HEADER},
     {"bind", required_argument, NULL, OPT_BIND},
+    {"list-exchanges", no_argument, NULL, OPT_LIST_EXCHANGES},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
 };
@@ -370,7 +428,7 @@ static struct option *build_long_options(const mgpu_program *program)
     memcpy(all, common_options, sizeof common_options);
     for (size_t i = 0; i < nextra; i++) {
         const mgpu_extra_option *extra = &program->extra[i];
-        int has_arg = extra->is_flag                     ? no_argument
+        int has_arg = extra->kind == MGPU_EXTRA_FLAG     ? no_argument
                       : extra->choices && extra->bare ? optional_argument
                                                       : required_argument;
         all[COMMON_OPTIONS + i] = (struct option){extra->name, has_arg, NULL, OPT_EXTRA + (int)i};
@@ -464,7 +522,7 @@ static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
 {
     char names[256], option[sizeof names + 64];
 
-    if (extra->is_flag) {
+    if (extra->kind == MGPU_EXTRA_FLAG) {
         snprintf(option, sizeof option, "--%s", extra->name);
         help_line(out, option, "%s", extra->help ? extra->help : "");
     } else if (extra->choices != NULL && extra->bare != NULL) {
@@ -478,7 +536,8 @@ static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
         help_line(out, option, "%s (default %s)", extra->help ? extra->help : "",
                   name_at(extra->choices, (int)*extra->value));
     } else {
-        snprintf(option, sizeof option, "--%s=N", extra->name);
+        snprintf(option, sizeof option, "--%s=%s", extra->name,
+                 extra->kind == MGPU_EXTRA_SIZE ? "SIZE" : "N");
         help_line(out, option, "%s, %lld to %lld (default %lld)", extra->help ? extra->help : "",
                   extra->min, extra->max, *extra->value);
     }
@@ -518,6 +577,8 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "--baseline", "also time one device, for speedup and efficiency");
     help_line(out, "--format=NAME", "table|csv|json (default table)");
     help_line(out, "--no-header", "csv: leave out the header line");
+    help_line(out, "--list-exchanges", "print the exchange modes %s implements, one a line, "
+              "and exit", program->name);
     help_line(out, "-h, --help", "print this help and exit");
     help_line(out, "-V, --version", "print the version and exit");
     if (count_extras(program) > 0) {
@@ -567,10 +628,12 @@ static int apply_extra(const mgpu_program *program, const mgpu_extra_option *ext
     int index = 0;
     int code;
 
-    if (extra->is_flag) {
+    if (extra->kind == MGPU_EXTRA_FLAG) {
         *extra->value = 1;
         return PARSE_GO_ON;
     }
+    if (extra->kind == MGPU_EXTRA_SIZE)
+        return set_size(program, extra->name, text, extra->min, extra->max, extra->value);
     if (extra->choices == NULL)
         return set_integer(program, extra->name, text, extra->min, extra->max, extra->value);
     if (text == NULL && extra->bare != NULL)
@@ -633,6 +696,13 @@ static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
         return PARSE_EXIT_OK;
     case OPT_VERSION:
         printf("%s (mgpu) %s\n", program->name, MGPU_VERSION);
+        return PARSE_EXIT_OK;
+    case OPT_LIST_EXCHANGES:
+        /* For programs that run this one (mgpu-compare): no auto, which
+         * resolves to one of these. */
+        for (int mode = 0; exchange_names[mode] != NULL; mode++)
+            if (mode != MGPU_EXCHANGE_AUTO && (program->exchanges & MGPU_EXCHANGE_BIT(mode)))
+                printf("%s\n", exchange_names[mode]);
         return PARSE_EXIT_OK;
     default:
         return apply_extra(program, &program->extra[id - OPT_EXTRA], text);

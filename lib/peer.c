@@ -21,6 +21,26 @@ static pthread_mutex_t enabled_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char enabled[MGPU_MAX_DEVICES][MGPU_MAX_DEVICES];
 #endif
 
+#ifdef MGPU_HAVE_CUDA
+/* cudaDeviceEnablePeerAccess for the current device; access that someone
+ * else enabled already is fine. */
+static cudaError_t enable_peer_access(int peer)
+{
+    cudaError_t err = cudaDeviceEnablePeerAccess(peer, 0);
+    if (err == cudaErrorPeerAccessAlreadyEnabled) {
+        cudaGetLastError();
+        err = cudaSuccess;
+    }
+    return err;
+}
+
+static mgpu_status enable_on(int device, int peer)
+{
+    MGPU_CUDA_ON(device, enable_peer_access(peer));
+    return MGPU_OK;
+}
+#endif
+
 void mgpu_host_peer_set(int device, int peer, int can)
 {
     if (device >= 0 && device < MGPU_MAX_DEVICES && peer >= 0 && peer < MGPU_MAX_DEVICES)
@@ -57,20 +77,13 @@ mgpu_status mgpu_peer_enable(int device, int peer)
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
         pthread_mutex_lock(&enabled_lock);
-        cudaError_t err = cudaSuccess;
-        int previous;
-        if (!enabled[device][peer] && (err = cudaGetDevice(&previous)) == cudaSuccess &&
-            (err = cudaSetDevice(device)) == cudaSuccess) {
-            err = cudaDeviceEnablePeerAccess(peer, 0);
-            if (err == cudaErrorPeerAccessAlreadyEnabled) { /* by someone else: fine */
-                cudaGetLastError();
-                err = cudaSuccess;
-            }
-            cudaSetDevice(previous);
-            enabled[device][peer] = err == cudaSuccess;
+        mgpu_status status = MGPU_OK;
+        if (!enabled[device][peer]) {
+            status = enable_on(device, peer);
+            enabled[device][peer] = status == MGPU_OK;
         }
         pthread_mutex_unlock(&enabled_lock);
-        MGPU_CUDA(err, device);
+        return status;
     }
 #endif
     return MGPU_OK;

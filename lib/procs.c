@@ -5,7 +5,6 @@
 #include "config.h"
 #endif
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "mgpu-private.h"
@@ -33,13 +32,6 @@ void mgpu_host_unregister(void *ptr)
 #endif
     (void) ptr;
 }
-
-struct mgpu_ipc_event {
-    int device; /* made on, or opened for */
-#ifdef MGPU_HAVE_CUDA
-    cudaEvent_t cuda;
-#endif
-};
 
 static mgpu_status no_ipc(void)
 {
@@ -98,37 +90,38 @@ mgpu_status mgpu_ipc_memory_close(void *ptr)
     return no_ipc();
 }
 
+/* Interprocess events are mgpu events (stream.c) made with
+ * MGPU_EVENT_INTERPROCESS, or opened from a handle: recorded, waited for
+ * and destroyed as any other.  Only the handles are IPC's own. */
 #ifdef MGPU_HAVE_CUDA
-static mgpu_status event_create_cuda(mgpu_ipc_event *e, mgpu_ipc_handle *handle)
+static mgpu_status event_handle(const mgpu_event *event, int device, mgpu_ipc_handle *handle)
 {
-    int previous;
-    MGPU_CUDA(cudaGetDevice(&previous), -1);
-    MGPU_CUDA(cudaSetDevice(e->device), e->device);
-    /* An interprocess event must not take time stamps. */
-    cudaError_t err = cudaEventCreateWithFlags(&e->cuda, cudaEventInterprocess |
-                                                             cudaEventDisableTiming);
-    MGPU_CUDA(cudaSetDevice(previous), previous);
-    MGPU_CUDA(err, e->device);
     cudaIpcEventHandle_t h;
-    MGPU_CUDA(cudaIpcGetEventHandle(&h, e->cuda), e->device);
+    MGPU_CUDA(cudaIpcGetEventHandle(&h, mgpu_event_cuda(event)), device);
     memcpy(handle->bytes, &h, sizeof h);
     return MGPU_OK;
 }
+
+static mgpu_status event_open(int device, const mgpu_ipc_handle *handle, mgpu_event **event)
+{
+    cudaIpcEventHandle_t h;
+    cudaEvent_t cuda;
+    memcpy(&h, handle->bytes, sizeof h);
+    MGPU_CUDA(cudaIpcOpenEventHandle(&cuda, h), device);
+    return mgpu_event_adopt(device, cuda, event);
+}
 #endif
 
-mgpu_status mgpu_ipc_event_create(int device, mgpu_ipc_event **event, mgpu_ipc_handle *handle)
+mgpu_status mgpu_ipc_event_create(int device, mgpu_event **event, mgpu_ipc_handle *handle)
 {
     *event = NULL;
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
-        MGPU_TRY(mgpu_check_device(device));
-        mgpu_ipc_event *e = calloc(1, sizeof *e);
-        if (!e)
-            return mgpu_fail(MGPU_ERR_NOMEM, "IPC event: out of host memory");
-        e->device = device;
-        mgpu_status status = event_create_cuda(e, handle);
+        mgpu_event *e;
+        MGPU_TRY(mgpu_event_create(device, MGPU_EVENT_INTERPROCESS, &e));
+        mgpu_status status = event_handle(e, device, handle);
         if (status != MGPU_OK) {
-            mgpu_ipc_event_destroy(e);
+            mgpu_event_destroy(e);
             return status;
         }
         *event = e;
@@ -140,66 +133,14 @@ mgpu_status mgpu_ipc_event_create(int device, mgpu_ipc_event **event, mgpu_ipc_h
     return no_ipc();
 }
 
-mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle,
-                                mgpu_ipc_event **event)
+mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle, mgpu_event **event)
 {
     *event = NULL;
 #ifdef MGPU_HAVE_CUDA
-    if (mgpu_on_cuda()) {
-        mgpu_ipc_event *e = calloc(1, sizeof *e);
-        if (!e)
-            return mgpu_fail(MGPU_ERR_NOMEM, "IPC event: out of host memory");
-        e->device = device;
-        cudaIpcEventHandle_t h;
-        memcpy(&h, handle->bytes, sizeof h);
-        cudaError_t err = cudaIpcOpenEventHandle(&e->cuda, h);
-        if (err != cudaSuccess) {
-            free(e);
-            return mgpu_cuda_fail(err, "cudaIpcOpenEventHandle", device, __FILE__, __LINE__);
-        }
-        *event = e;
-        return MGPU_OK;
-    }
+    if (mgpu_on_cuda())
+        return event_open(device, handle, event);
 #endif
     (void) device;
     (void) handle;
     return no_ipc();
-}
-
-mgpu_status mgpu_ipc_event_record(mgpu_ipc_event *event, mgpu_stream *stream)
-{
-#ifdef MGPU_HAVE_CUDA
-    if (mgpu_on_cuda()) {
-        MGPU_CUDA(cudaEventRecord(event->cuda, mgpu_stream_cuda(stream)), event->device);
-        return MGPU_OK;
-    }
-#endif
-    (void) event;
-    (void) stream;
-    return no_ipc();
-}
-
-mgpu_status mgpu_stream_wait_ipc_event(mgpu_stream *stream, mgpu_ipc_event *event)
-{
-#ifdef MGPU_HAVE_CUDA
-    if (mgpu_on_cuda()) {
-        MGPU_CUDA(cudaStreamWaitEvent(mgpu_stream_cuda(stream), event->cuda, 0),
-                  stream ? mgpu_stream_device(stream) : -1);
-        return MGPU_OK;
-    }
-#endif
-    (void) stream;
-    (void) event;
-    return no_ipc();
-}
-
-void mgpu_ipc_event_destroy(mgpu_ipc_event *event)
-{
-    if (!event)
-        return;
-#ifdef MGPU_HAVE_CUDA
-    if (mgpu_on_cuda() && event->cuda)
-        cudaEventDestroy(event->cuda);
-#endif
-    free(event);
 }

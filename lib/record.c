@@ -375,7 +375,7 @@ static void print_table(const field_list *list, const mgpu_record *r, FILE *out)
 
 /* A CSV cell, quoted as RFC 4180 asks when it holds a separator, a quote
  * or a line break (a quote inside is doubled). */
-static void print_csv_text(const char *text, FILE *out)
+void mgpu_csv_text(const char *text, FILE *out)
 {
     if (strpbrk(text, ",\"\r\n") == NULL) {
         fputs(text, out);
@@ -397,7 +397,7 @@ static void print_csv_value(const field *f, FILE *out)
         return;
     switch (f->kind) {
     case FIELD_TEXT:
-        print_csv_text(f->text, out);
+        mgpu_csv_text(f->text, out);
         break;
     case FIELD_INTEGER:
         fprintf(out, "%lld", f->integer);
@@ -417,7 +417,7 @@ static void print_csv(const field_list *list, int header, FILE *out)
         for (int i = 0; i < list->count; i++) {
             if (i > 0)
                 fputc(',', out);
-            print_csv_text(list->item[i].key, out);
+            mgpu_csv_text(list->item[i].key, out);
         }
         fputc('\n', out);
     }
@@ -431,9 +431,7 @@ static void print_csv(const field_list *list, int header, FILE *out)
 
 /* ----------------------------------------------------------------- JSON */
 
-/* A JSON string: quotes, backslashes and control characters escaped;
- * other bytes (UTF-8) as they are. */
-static void print_json_string(const char *text, FILE *out)
+void mgpu_json_string(const char *text, FILE *out)
 {
     fputc('"', out);
     for (const unsigned char *c = (const unsigned char *)text; *c != '\0'; c++) {
@@ -471,7 +469,7 @@ static void print_json_value(const field *f, FILE *out)
     }
     switch (f->kind) {
     case FIELD_TEXT:
-        print_json_string(f->text, out);
+        mgpu_json_string(f->text, out);
         break;
     case FIELD_INTEGER:
         fprintf(out, "%lld", f->integer);
@@ -491,7 +489,7 @@ static void print_json(const field_list *list, FILE *out)
     for (int i = 0; i < list->count; i++) {
         if (i > 0)
             fputs(", ", out);
-        print_json_string(list->item[i].key, out);
+        mgpu_json_string(list->item[i].key, out);
         fputs(": ", out);
         print_json_value(&list->item[i], out);
     }

@@ -31,6 +31,11 @@ const char *mgpu_strerror(mgpu_status status)
 
 const char *mgpu_last_error(void) { return last_error; }
 
+const char *mgpu_error_message(mgpu_status status)
+{
+    return last_error[0] ? last_error : mgpu_strerror(status);
+}
+
 void mgpu_clear_error(void) { last_error[0] = '\0'; }
 
 int mgpu_exit_code(mgpu_status status)

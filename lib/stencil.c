@@ -264,6 +264,7 @@ void mgpu_stencil_destroy(mgpu_stencil *st)
 
 mgpu_exchange mgpu_stencil_exchange_mode(const mgpu_stencil *st) { return st->mode; }
 const mgpu_slab *mgpu_stencil_slab(const mgpu_stencil *st, int p) { return &st->parts[p].slab; }
+int mgpu_stencil_device(const mgpu_stencil *st, int p) { return st->parts[p].slab.device; }
 mgpu_stream *mgpu_stencil_stream(const mgpu_stencil *st, int p) { return st->parts[p].stream; }
 size_t mgpu_stencil_pitch(const mgpu_stencil *st, int p) { return st->parts[p].pitch; }
 
@@ -272,16 +273,22 @@ float *mgpu_stencil_buffer(const mgpu_stencil *st, int p, long long step)
     return st->parts[p].buf[step & 1];
 }
 
-float *mgpu_stencil_row(const mgpu_stencil *st, int p, long long step, mgpu_row row)
+size_t mgpu_stencil_row_offset(const mgpu_stencil *st, int p, mgpu_row row)
 {
     const part *pt = &st->parts[p];
+    long long local_row = 0;
     switch (row) {
-    case MGPU_ROW_FIRST: return row_of(pt, step, 1);
-    case MGPU_ROW_LAST: return row_of(pt, step, pt->rows);
-    case MGPU_ROW_HALO_TOP: return row_of(pt, step, 0);
-    case MGPU_ROW_HALO_BOTTOM: return row_of(pt, step, pt->rows + 1);
+    case MGPU_ROW_FIRST: local_row = 1; break;
+    case MGPU_ROW_LAST: local_row = pt->rows; break;
+    case MGPU_ROW_HALO_TOP: local_row = 0; break;
+    case MGPU_ROW_HALO_BOTTOM: local_row = pt->rows + 1; break;
     }
-    return NULL;
+    return (size_t) local_row * pt->pitch;
+}
+
+float *mgpu_stencil_row(const mgpu_stencil *st, int p, long long step, mgpu_row row)
+{
+    return st->parts[p].buf[step & 1] + mgpu_stencil_row_offset(st, p, row);
 }
 
 mgpu_event *mgpu_stencil_fork_event(const mgpu_stencil *st) { return st->fork; }
@@ -579,5 +586,13 @@ mgpu_status mgpu_stencil_gather(mgpu_stencil *st, int p, long long steps, float 
     if (pt->slab.row_end == d->ny - 1)
         mgpu_field_initial_rows(field + (size_t) (d->ny - 1) * nx, nx, d->kernel, d->nx, d->ny,
                                 d->ny - 1, 1, d->seed);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_stencil_gather_all(mgpu_stencil *st, long long steps, float *field)
+{
+    for (int p = st->first; p < st->first + st->count; p++)
+        MGPU_TRY(mgpu_stencil_gather(st, p, steps, field));
+    mgpu_field_fill_halo_rows(field, st->desc.kernel, st->desc.nx, st->desc.ny);
     return MGPU_OK;
 }

@@ -27,6 +27,37 @@ struct mgpu_event {
 #ifdef MGPU_HAVE_CUDA
 cudaStream_t mgpu_stream_cuda(const mgpu_stream *stream) { return stream ? stream->cuda : 0; }
 
+static mgpu_status stream_create_cuda(mgpu_stream *s, int priority)
+{
+    /* A blocking stream: it stays ordered with the legacy default stream,
+     * on which cudaMemcpyPeer and cudaMemcpy run. */
+    MGPU_CUDA_ON(s->device, cudaStreamCreateWithPriority(&s->cuda, cudaStreamDefault, priority));
+    return MGPU_OK;
+}
+
+static mgpu_status event_create_cuda(mgpu_event *e, unsigned flags)
+{
+    unsigned cuda_flags = (flags & MGPU_EVENT_TIMING) ? cudaEventDefault : cudaEventDisableTiming;
+    /* An interprocess event must not take time stamps. */
+    if (flags & MGPU_EVENT_INTERPROCESS)
+        cuda_flags = cudaEventInterprocess | cudaEventDisableTiming;
+    MGPU_CUDA_ON(e->device, cudaEventCreateWithFlags(&e->cuda, cuda_flags));
+    return MGPU_OK;
+}
+
+cudaEvent_t mgpu_event_cuda(const mgpu_event *event) { return event->cuda; }
+
+mgpu_status mgpu_event_adopt(int device, cudaEvent_t cuda, mgpu_event **event)
+{
+    *event = calloc(1, sizeof **event);
+    if (!*event) {
+        cudaEventDestroy(cuda);
+        return mgpu_fail(MGPU_ERR_NOMEM, "event: out of host memory");
+    }
+    (*event)->device = device;
+    (*event)->cuda = cuda;
+    return MGPU_OK;
+}
 #endif
 
 int mgpu_stream_device(const mgpu_stream *stream) { return stream->device; }
@@ -51,22 +82,10 @@ mgpu_status mgpu_stream_create(int device, int priority, mgpu_stream **stream)
         return mgpu_fail(MGPU_ERR_NOMEM, "stream: out of host memory");
     s->device = device;
 #ifdef MGPU_HAVE_CUDA
-    if (mgpu_on_cuda()) {
-        /* A blocking stream: it stays ordered with the legacy default
-         * stream, on which cudaMemcpyPeer and cudaMemcpy run. */
-        int previous;
-        cudaError_t err = cudaGetDevice(&previous);
-        if (err == cudaSuccess)
-            err = cudaSetDevice(device);
-        if (err == cudaSuccess) {
-            err = cudaStreamCreateWithPriority(&s->cuda, cudaStreamDefault, priority);
-            cudaSetDevice(previous);
-        }
-        if (err != cudaSuccess) {
-            free(s);
-            return mgpu_cuda_fail(err, "cudaStreamCreateWithPriority", device, __FILE__,
-                                  __LINE__);
-        }
+    mgpu_status status = mgpu_on_cuda() ? stream_create_cuda(s, priority) : MGPU_OK;
+    if (status != MGPU_OK) {
+        free(s);
+        return status;
     }
 #else
     (void) priority;
@@ -106,21 +125,10 @@ mgpu_status mgpu_event_create(int device, unsigned flags, mgpu_event **event)
         return mgpu_fail(MGPU_ERR_NOMEM, "event: out of host memory");
     e->device = device;
 #ifdef MGPU_HAVE_CUDA
-    if (mgpu_on_cuda()) {
-        unsigned cuda_flags = (flags & MGPU_EVENT_TIMING) ? cudaEventDefault
-                                                          : cudaEventDisableTiming;
-        int previous;
-        cudaError_t err = cudaGetDevice(&previous);
-        if (err == cudaSuccess)
-            err = cudaSetDevice(device);
-        if (err == cudaSuccess) {
-            err = cudaEventCreateWithFlags(&e->cuda, cuda_flags);
-            cudaSetDevice(previous);
-        }
-        if (err != cudaSuccess) {
-            free(e);
-            return mgpu_cuda_fail(err, "cudaEventCreateWithFlags", device, __FILE__, __LINE__);
-        }
+    mgpu_status status = mgpu_on_cuda() ? event_create_cuda(e, flags) : MGPU_OK;
+    if (status != MGPU_OK) {
+        free(e);
+        return status;
     }
 #else
     (void) flags;

@@ -87,8 +87,7 @@ static void abort_job(int code, const char *why)
 static void check(mgpu_status status)
 {
     if (status != MGPU_OK)
-        abort_job(mgpu_exit_code(status),
-                  *mgpu_last_error() ? mgpu_last_error() : mgpu_strerror(status));
+        abort_job(mgpu_exit_code(status), mgpu_error_message(status));
 }
 
 /* The record's binding: each rank's CPUs, gathered on rank 0. */
@@ -164,8 +163,7 @@ static int refuse(char *why, int code, const char *fmt, ...)
 
 static int refuse_status(char *why, mgpu_status status)
 {
-    return refuse(why, mgpu_exit_code(status), "%s",
-                  *mgpu_last_error() ? mgpu_last_error() : mgpu_strerror(status));
+    return refuse(why, mgpu_exit_code(status), "%s", mgpu_error_message(status));
 }
 
 /* Check the request against the job, choose the backend, this rank's

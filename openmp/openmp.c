@@ -48,11 +48,6 @@ static const mgpu_program program = {
     .binds_workers = 1,
 };
 
-static int device_of(const mgpu_stencil *st, int part)
-{
-    return mgpu_stencil_slab(st, part)->device;
-}
-
 /* Arrive at the next barrier with STATUS, how the work since the last one
  * went; false when some thread failed, and all leave.  *WAITED gets the
  * seconds spent there. */
@@ -124,7 +119,8 @@ static long long replay(part_thread *t, const graph_steps *g)
 static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *failure,
                   const graph_steps *g, double *waited, double *synced)
 {
-    part_thread t = {st, run, p, failure, 0, waited, mgpu_device_set(device_of(st, p))};
+    mgpu_status entered = mgpu_device_set(mgpu_stencil_device(st, p));
+    part_thread t = {st, run, p, failure, 0, waited, entered};
     long long step = replay(&t, g);
     if (step < 0)
         return;
@@ -221,18 +217,6 @@ static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, const grap
     return MGPU_OK;
 }
 
-static mgpu_status gather(mgpu_stencil *st, const mgpu_run *run)
-{
-    const mgpu_options *opt = run->opt;
-    for (int p = 0; p < run->ndevices; p++) {
-        mgpu_status status = mgpu_stencil_gather(st, p, opt->steps, run->field);
-        if (status != MGPU_OK)
-            return status;
-    }
-    mgpu_field_fill_halo_rows(run->field, opt->kernel, opt->nx, opt->ny);
-    return MGPU_OK;
-}
-
 static mgpu_status timed_runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g,
                               float *control)
 {
@@ -256,7 +240,7 @@ static mgpu_status timed_runs(mgpu_stencil *st, mgpu_run *run, const graph_steps
     mgpu_status status = control ? control_run(st, run, g, control) : MGPU_OK;
     if (status != MGPU_OK || !run->field)
         return status;
-    status = gather(st, run);
+    status = mgpu_stencil_gather_all(st, run->opt->steps, run->field);
     if (status == MGPU_OK && control) {
         double max_error;
         long long mismatches;
@@ -283,7 +267,7 @@ static void bind_team(mgpu_stencil *st, const mgpu_run *run, bool release)
         if (release)
             mgpu_bind_release();
         else
-            mgpu_bind_worker(run->opt->bind, device_of(st, p), run->ndevices,
+            mgpu_bind_worker(run->opt->bind, mgpu_stencil_device(st, p), run->ndevices,
                              run->binding ? run->binding->cpus[p] : NULL);
     }
 }

@@ -70,7 +70,6 @@ typedef struct state {
     persistent_part parts[MGPU_MAX_DEVICES];
 } state;
 
-static int device_of(const state *s, int part) { return mgpu_stencil_slab(s->st, part)->device; }
 
 /* MGPU_INJECT_FAULT: the kernels cannot fail on purpose at a step without a
  * check inside the step loop, so the host asks for every part and step
@@ -155,7 +154,7 @@ static mgpu_status state_create(state *s, const mgpu_run *run)
     s->nparts = run->ndevices;
     for (int p = 0; p < s->nparts; p++) {
         void *flags;
-        MGPU_TRY(mgpu_malloc(device_of(s, p), sizeof(persistent_flags), &flags));
+        MGPU_TRY(mgpu_malloc(mgpu_stencil_device(s->st, p), sizeof(persistent_flags), &flags));
         s->flags[p] = flags;
     }
     void *host, *dev;
@@ -165,7 +164,7 @@ static mgpu_status state_create(state *s, const mgpu_run *run)
     s->signal_dev = dev;
     for (int p = 0; p < s->nparts; p++) {
         describe(s, run, p);
-        MGPU_TRY(mgpu_device_set(device_of(s, p)));
+        MGPU_TRY(mgpu_device_set(mgpu_stencil_device(s->st, p)));
         MGPU_TRY(persistent_prepare(&s->parts[p], (int) blocks_per_sm));
     }
     return MGPU_OK;
@@ -177,8 +176,8 @@ static void state_destroy(state *s)
         return;
     for (int p = 0; p < s->nparts; p++)
         if (s->flags[p]) {
-            mgpu_device_synchronize(device_of(s, p));
-            mgpu_free(device_of(s, p), s->flags[p]);
+            mgpu_device_synchronize(mgpu_stencil_device(s->st, p));
+            mgpu_free(mgpu_stencil_device(s->st, p), s->flags[p]);
         }
     mgpu_host_free(s->signal);
     mgpu_stencil_destroy(s->st);
@@ -191,10 +190,11 @@ static mgpu_status reset(state *s)
 {
     for (int p = 0; p < s->nparts; p++) {
         MGPU_TRY(mgpu_stencil_reset(s->st, p));
-        MGPU_TRY(mgpu_memset(device_of(s, p), s->flags[p], 0, sizeof(persistent_flags)));
+        MGPU_TRY(mgpu_memset(mgpu_stencil_device(s->st, p), s->flags[p], 0,
+                             sizeof(persistent_flags)));
     }
     for (int p = 0; p < s->nparts; p++)
-        MGPU_TRY(mgpu_device_synchronize(device_of(s, p)));
+        MGPU_TRY(mgpu_device_synchronize(mgpu_stencil_device(s->st, p)));
     memset((void *) s->signal, 0, sizeof *s->signal);
     return MGPU_OK;
 }
@@ -238,7 +238,7 @@ static mgpu_status wait_all(state *s, mgpu_status status)
         return mgpu_error_set(MGPU_ERR_SYSTEM, "device %d waited more than %lld s for a "
                                                "neighbour's halo of step %lld; every kernel "
                                                "stopped (--wait-limit)",
-                              device_of(s, signal->part), wait_limit_s, signal->step);
+                              mgpu_stencil_device(s->st, signal->part), wait_limit_s, signal->step);
     if (signal->stop != STOP_NONE)
         return mgpu_error_set(MGPU_ERR_SYSTEM, "the run was stopped (%d)", signal->stop);
     return MGPU_OK;
@@ -255,7 +255,7 @@ static mgpu_status one_run(state *s, const mgpu_run *run, double *seconds, doubl
     mgpu_status status = MGPU_OK;
     if (run->opt->steps > 0) {
         for (int p = 0; p < s->nparts && status == MGPU_OK; p++) {
-            status = mgpu_device_set(device_of(s, p));
+            status = mgpu_device_set(mgpu_stencil_device(s->st, p));
             if (status == MGPU_OK)
                 status = persistent_launch(&s->parts[p], mgpu_stencil_stream(s->st, p));
         }
@@ -284,12 +284,7 @@ static mgpu_status timed_runs(state *s, mgpu_run *run)
         mgpu_record_set_number(run->record, "blocks", s->parts[0].blocks);
         mgpu_record_set_number(run->record, "block_threads", PERSISTENT_BLOCK_THREADS);
     }
-    if (!run->field)
-        return MGPU_OK;
-    for (int p = 0; p < s->nparts; p++)
-        MGPU_TRY(mgpu_stencil_gather(s->st, p, run->opt->steps, run->field));
-    mgpu_field_fill_halo_rows(run->field, run->opt->kernel, run->opt->nx, run->opt->ny);
-    return MGPU_OK;
+    return run->field ? mgpu_stencil_gather_all(s->st, run->opt->steps, run->field) : MGPU_OK;
 }
 
 #endif /* MGPU_HAVE_CUDA */

@@ -99,20 +99,15 @@ struct team {
     worker workers[MGPU_MAX_DEVICES];
 };
 
-static int device_of(const mgpu_stencil *st, int part)
-{
-    return mgpu_stencil_slab(st, part)->device;
-}
-
 /* A worker's first act once its team exists: its share of the host's cores
  * for host kernels (counted before it is bound), then its own CPUs near its
  * device (--bind), then its device. */
 static mgpu_status worker_start(team *t, int p)
 {
     mgpu_host_share_cores(t->run->ndevices);
-    mgpu_bind_worker(t->run->opt->bind, device_of(t->st, p), t->run->ndevices,
+    mgpu_bind_worker(t->run->opt->bind, mgpu_stencil_device(t->st, p), t->run->ndevices,
                      t->run->binding ? t->run->binding->cpus[p] : NULL);
-    return mgpu_device_set(device_of(t->st, p));
+    return mgpu_device_set(mgpu_stencil_device(t->st, p));
 }
 
 static mgpu_status system_error(const char *call, int err)
@@ -144,7 +139,7 @@ static mgpu_status team_start(team *t, void *(*fn)(void *))
     for (int i = 0; i < created; i++)
         pthread_join(t->workers[i].thread, NULL);
     return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_create for device %d: %s",
-                          device_of(t->st, created), strerror(err));
+                          mgpu_stencil_device(t->st, created), strerror(err));
 }
 
 /* A worker's first act: wait for the team to exist; false when it never will. */
@@ -460,18 +455,6 @@ static mgpu_status persistent_mode(team *t, control *c)
 
 /* ------------------------------------------------------------ the run */
 
-static mgpu_status gather(team *t)
-{
-    const mgpu_options *opt = t->run->opt;
-    for (int p = 0; p < t->n; p++) {
-        mgpu_status status = mgpu_stencil_gather(t->st, p, opt->steps, t->run->field);
-        if (status != MGPU_OK)
-            return status;
-    }
-    mgpu_field_fill_halo_rows(t->run->field, opt->kernel, opt->nx, opt->ny);
-    return MGPU_OK;
-}
-
 /* The book compares each device's result with the CPU control. */
 static void control_compare(const control *c, const float *field, mgpu_record *record)
 {
@@ -534,7 +517,7 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
     if (status == MGPU_OK)
         status = mode == MODE_STEP ? step_mode(t) : persistent_mode(t, cp);
     if (status == MGPU_OK && run->field) {
-        status = gather(t);
+        status = mgpu_stencil_gather_all(t->st, opt->steps, run->field);
         if (status == MGPU_OK && cp)
             control_compare(cp, run->field, run->record);
     }

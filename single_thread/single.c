@@ -47,23 +47,18 @@ static mgpu_status leave(void)
     return context == CONTEXT_DRIVER ? mgpu_context_pop() : MGPU_OK;
 }
 
-static int device_of(const mgpu_stencil *st, int part)
-{
-    return mgpu_stencil_slab(st, part)->device;
-}
-
 /* One step on N devices, two passes over them: every device sends its edge
  * rows to its neighbours, then every device takes its halos and launches its
  * kernel.  Nothing here waits for a device. */
 static mgpu_status one_step(mgpu_stencil *st, int n, long long step, int compute)
 {
     for (int p = 0; p < n; p++) {
-        MGPU_TRY(enter(device_of(st, p)));
+        MGPU_TRY(enter(mgpu_stencil_device(st, p)));
         MGPU_TRY(mgpu_stencil_send(st, p, step));
         MGPU_TRY(leave());
     }
     for (int p = 0; p < n; p++) {
-        MGPU_TRY(enter(device_of(st, p)));
+        MGPU_TRY(enter(mgpu_stencil_device(st, p)));
         MGPU_TRY(mgpu_stencil_recv(st, p, step));
         if (compute)
             MGPU_TRY(mgpu_stencil_compute(st, p, step));
@@ -107,7 +102,7 @@ static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compu
         MGPU_TRY(one_step(st, n, step, compute));
     double before = mgpu_now();
     for (int p = 0; p < n; p++) {
-        MGPU_TRY(enter(device_of(st, p)));
+        MGPU_TRY(enter(mgpu_stencil_device(st, p)));
         MGPU_TRY(mgpu_stencil_synchronize(st, p));
         MGPU_TRY(leave());
     }
@@ -128,12 +123,7 @@ static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run, const graph_steps 
             run->waited[r - run->warmup] = waited;
         }
     }
-    if (!run->field)
-        return MGPU_OK;
-    for (int p = 0; p < n; p++)
-        MGPU_TRY(mgpu_stencil_gather(st, p, run->opt->steps, run->field));
-    mgpu_field_fill_halo_rows(run->field, run->opt->kernel, run->opt->nx, run->opt->ny);
-    return MGPU_OK;
+    return run->field ? mgpu_stencil_gather_all(st, run->opt->steps, run->field) : MGPU_OK;
 }
 
 static mgpu_status single_thread(void *ctx, mgpu_run *run)

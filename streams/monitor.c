@@ -257,10 +257,8 @@ static mgpu_status measure(monitor_state *ms, mgpu_run *run)
         if (r >= run->warmup)
             run->seconds[r - run->warmup] = s;
     }
-    for (int p = 0; p < ms->nparts && run->field; p++)
-        MGPU_TRY(mgpu_stencil_gather(ms->st, p, run->opt->steps, run->field));
     if (run->field)
-        mgpu_field_fill_halo_rows(run->field, run->opt->kernel, run->opt->nx, run->opt->ny);
+        MGPU_TRY(mgpu_stencil_gather_all(ms->st, run->opt->steps, run->field));
     if (print) {
         mgpu_record_set_text(run->record, "mode", "monitor");
         /* How many counts the host saw while the kernels ran (last run):

@@ -19,7 +19,6 @@
 #include "config.h"
 #endif
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +58,7 @@ static const mgpu_extra_option extra[] = {
      64, 0, &options.streams, NULL},
     {"device-memory", "with --pipeline: bytes each device may hold, with K, M, G or T (powers of "
                       "1024) if wanted; 0: nine tenths of what it has free",
-     NULL, 0, 1LL << 62, 0, &options.device_memory, NULL},
+     NULL, 0, 1LL << 62, MGPU_EXTRA_SIZE, &options.device_memory, NULL},
     {"monitor", "run all steps in one persistent kernel per device and print its progress, "
                 "which a monitor kernel passes on (book 11.2)",
      NULL, 0, 0, 1, &options.monitor, NULL},
@@ -219,10 +218,8 @@ static mgpu_status measure(const streams_options *o, streams_domain *dom, mgpu_r
     /* The host waits for the devices only at the end of a run. */
     for (int r = 0; r < run->repeats && status == MGPU_OK; r++)
         run->waited[r] = run->seconds[r] - host[r];
-    for (int p = 0; p < dom->nparts && status == MGPU_OK && run->field; p++)
-        status = mgpu_stencil_gather(dom->st, p, run->opt->steps, run->field);
     if (status == MGPU_OK && run->field)
-        mgpu_field_fill_halo_rows(run->field, run->opt->kernel, run->opt->nx, run->opt->ny);
+        status = mgpu_stencil_gather_all(dom->st, run->opt->steps, run->field);
     /* mgpu_stats_of sorts the samples in place; the driver sorts them anyway. */
     if (status == MGPU_OK && run->record && run->compute)
         status = compare(o, dom, run, median(run->seconds, run->repeats),
@@ -269,77 +266,9 @@ static mgpu_status streams_strategy(void *ctx, mgpu_run *run)
     return overlapped(o, run);
 }
 
-/* ------------------------------------------------------- sizes, main */
-
-/* TEXT as a byte count: digits, then optionally K, M, G or T (powers of
- * 1024).  0 when it is not one, or too large. */
-static int parse_size(const char *text, unsigned long long *bytes)
-{
-    static const char units[] = "KMGT";
-    char *end;
-    if (*text < '0' || *text > '9')
-        return 0;
-    errno = 0;
-    unsigned long long n = strtoull(text, &end, 10);
-    if (errno == ERANGE)
-        return 0;
-    if (*end) {
-        const char *unit = strchr(units, *end);
-        if (!unit || end[1])
-            return 0;
-        for (long shift = 0; shift <= unit - units; shift++) {
-            if (n > (ULLONG_MAX >> 10))
-                return 0;
-            n <<= 10;
-        }
-    }
-    *bytes = n;
-    return 1;
-}
-
-/* --device-memory=SIZE: the common parser takes plain integers, so ARGS
- * gets ARGV with each size that has a unit replaced by its byte count (in
- * TEXT[i]), before the parser sees it (a number too large for it is still
- * its to refuse).  -1 to go on, or the exit code. */
-static int expand_sizes(int argc, char **argv, char **args, char (*text)[48])
-{
-    static const char option[] = "--device-memory";
-    const size_t n = sizeof option - 1;
-    memcpy(args, argv, (size_t) argc * sizeof *args);
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        const char *size;
-        const char *prefix = "";
-        if (strncmp(argv[i], option, n) == 0 && argv[i][n] == '=') {
-            size = argv[i] + n + 1; /* --device-memory=SIZE */
-            prefix = "--device-memory=";
-        } else if (strcmp(argv[i], option) == 0 && i + 1 < argc) {
-            size = argv[++i]; /* --device-memory SIZE */
-        } else {
-            continue;
-        }
-        unsigned long long bytes;
-        if (!parse_size(size, &bytes)) {
-            mgpu_error(&program, "%s: '%s' is not a size (accepted: a number of bytes, or of "
-                                 "K, M, G or T, such as 512M or 4G)",
-                       option, size);
-            return 2;
-        }
-        snprintf(text[i], sizeof text[i], "%s%llu", prefix, bytes);
-        args[i] = text[i];
-    }
-    return -1;
-}
+/* ------------------------------------------------------------- main */
 
 int main(int argc, char **argv)
 {
-    char **args = calloc((size_t) argc + 1, sizeof *args);
-    char (*text)[48] = calloc((size_t) argc, sizeof *text);
-    int code = 1;
-    if (!args || !text)
-        mgpu_error(&program, "out of host memory for the command line");
-    else if ((code = expand_sizes(argc, argv, args, text)) < 0)
-        code = mgpu_main(&program, argc, args, streams_strategy, &options);
-    free(args);
-    free(text);
-    return code;
+    return mgpu_main(&program, argc, argv, streams_strategy, &options);
 }

@@ -11,6 +11,7 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +27,16 @@
 /* The options of a made-up program, of every kind an extra option has. */
 static const char *const contexts[] = {"runtime", "driver", NULL};
 static const char *const levels[] = {"off", "on", "auto", NULL};
-static long long context, chunks, pipeline, level;
+static long long context, chunks, pipeline, level, memory;
 
 static const mgpu_extra_option extras[] = {
     {.name = "context", .help = "how devices are made current", .choices = contexts,
      .value = &context},
     {.name = "chunks", .help = "pipeline chunks", .min = 1, .max = 64, .value = &chunks},
-    {.name = "pipeline", .help = "run the pipeline", .is_flag = 1, .value = &pipeline},
+    {.name = "pipeline", .help = "run the pipeline", .kind = MGPU_EXTRA_FLAG, .value = &pipeline},
     {.name = "level", .help = "how much", .choices = levels, .value = &level, .bare = "on"},
+    {.name = "memory", .help = "bytes", .max = 1LL << 40, .kind = MGPU_EXTRA_SIZE,
+     .value = &memory},
     {.name = NULL},
 };
 
@@ -356,6 +359,31 @@ static void test_extra_options(void)
     check_rejected("--pipeline=1", "--pipeline");
 }
 
+/* A size: bytes, or K, M, G or T of them (mgpu-streams --device-memory). */
+static void test_size_option(void)
+{
+    mgpu_options opt;
+    int code = PARSE(&opt, "--memory=64K");
+    CHECK(code == -1 && memory == 65536, "--memory=64K is 65536 bytes (%lld)", memory);
+    code = PARSE(&opt, "--memory", "3G");
+    CHECK(code == -1 && memory == 3LL << 30, "--memory 3G, the value as the next word");
+    code = PARSE(&opt, "--memory=1T");
+    CHECK(code == -1 && memory == 1LL << 40, "--memory=1T, the largest allowed");
+    code = PARSE(&opt, "--memory=12345");
+    CHECK(code == -1 && memory == 12345, "a plain number of bytes");
+    code = PARSE(&opt, "--memory=4X");
+    CHECK(code == 2 && err_lines == 1 && strstr(err, "--memory: '4X' is not a size"),
+          "an unknown unit: %s", err);
+    check_rejected("--memory=2T", "--memory");
+    check_rejected("--memory=64k", "--memory");
+    check_rejected("--memory=64KB", "--memory");
+    check_rejected("--memory=-1", "--memory");
+    check_rejected("--memory=", "--memory");
+    check_rejected("--memory=99999999999999999999", "--memory");
+    code = PARSE(&opt, "--help");
+    CHECK(strstr(out, "--memory=SIZE") != NULL, "--help names it a SIZE");
+}
+
 /* A choice that may stand alone (issue 16: mgpu-streams --overlap). */
 static void test_bare_choice(void)
 {
@@ -422,6 +450,12 @@ static void test_help_and_version(void)
     code = PARSE(&opt, "--version");
     CHECK(code == 0 && strcmp(out, "test-prog (mgpu) " MGPU_VERSION "\n") == 0,
           "--version prints the name and version");
+
+    code = PARSE(&opt, "--list-exchanges");
+    CHECK(code == 0 && err[0] == '\0' &&
+              strcmp(out, "peer\npeer-async\nstaged\ndirect\nmapped\n") == 0,
+          "--list-exchanges: the modes the program implements, one a line, no auto");
+    CHECK(PARSE(&opt, "--list-exchanges=peer") == 2, "--list-exchanges takes no value");
 }
 
 static void test_error_function(void)
@@ -448,6 +482,23 @@ static void test_enum_names(void)
           "a value outside the enum is \"unknown\"");
 }
 
+/* The strict integer that every option and mgpu-p2p's and mgpu-compare's
+ * numbers go through. */
+static void test_parse_integer(void)
+{
+    long long n = 7;
+    CHECK(mgpu_parse_integer("-42", &n) == 0 && n == -42, "-42 is -42");
+    CHECK(mgpu_parse_integer("9223372036854775807", &n) == 0 && n == 9223372036854775807LL,
+          "the largest long long");
+    n = 7;
+    CHECK(mgpu_parse_integer("", &n) == EINVAL && n == 7, "empty: EINVAL, left alone");
+    CHECK(mgpu_parse_integer(" 1", &n) == EINVAL, "a blank first: EINVAL");
+    CHECK(mgpu_parse_integer("12x", &n) == EINVAL && n == 7, "12x: EINVAL, left alone");
+    CHECK(mgpu_parse_integer("-", &n) == EINVAL, "a sign alone: EINVAL");
+    CHECK(mgpu_parse_integer("9223372036854775808", &n) == ERANGE && n == 7,
+          "one more than fits: ERANGE, left alone");
+}
+
 int main(void)
 {
     test_defaults();
@@ -458,10 +509,12 @@ int main(void)
     test_names();
     test_exchange_mask();
     test_extra_options();
+    test_size_option();
     test_bare_choice();
     test_bad_arguments();
     test_help_and_version();
     test_error_function();
     test_enum_names();
+    test_parse_integer();
     return check_done();
 }

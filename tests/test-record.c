@@ -419,6 +419,37 @@ static void test_extra_limit(void)
           "a long text is cut to fit");
 }
 
+/* TEXT written by WRITE (mgpu_csv_text or mgpu_json_string), in OUT. */
+static void write_text(void (*write)(const char *, FILE *), const char *text, char *out,
+                       size_t size)
+{
+    FILE *file = tmpfile();
+    if (file == NULL) {
+        perror("test-record: tmpfile");
+        exit(99);
+    }
+    write(text, file);
+    rewind(file);
+    size_t n = fread(out, 1, size - 1, file);
+    out[n] = '\0';
+    fclose(file);
+}
+
+/* The text writers the programs that write their own CSV and JSON share. */
+static void test_text_writers(void)
+{
+    char out[256];
+    write_text(mgpu_csv_text, "plain text", out, sizeof out);
+    CHECK(strcmp(out, "plain text") == 0, "CSV: plain text as it is: %s", out);
+    write_text(mgpu_csv_text, "a,b \"c\"", out, sizeof out);
+    CHECK(strcmp(out, "\"a,b \"\"c\"\"\"") == 0, "CSV: a comma and quotes quoted: %s", out);
+    write_text(mgpu_csv_text, "two\nlines", out, sizeof out);
+    CHECK(strcmp(out, "\"two\nlines\"") == 0, "CSV: a line break quoted");
+    write_text(mgpu_json_string, "q\" b\\ n\n t\t \x01 \xc3\xa9", out, sizeof out);
+    CHECK(strcmp(out, "\"q\\\" b\\\\ n\\n t\\t \\u0001 \xc3\xa9\"") == 0,
+          "JSON: quotes, backslashes and control characters escaped, UTF-8 kept: %s", out);
+}
+
 int main(void)
 {
     mgpu_status status = mgpu_init(MGPU_BACKEND_HOST, 2);
@@ -433,5 +464,6 @@ int main(void)
     test_metadata();
     test_extra_limit();
     test_binding();
+    test_text_writers();
     return check_done();
 }

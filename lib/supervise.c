@@ -1,0 +1,167 @@
+/* supervise.c - worker processes (book 10.2): fork one per device, watch
+ * them to the end, and stop them all when one fails or a signal comes, so
+ * that nobody waits forever at a barrier and no worker outlives its parent.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mgpu-private.h"
+
+/* How long a worker has between SIGTERM and SIGKILL, and how often the
+ * parent looks at its workers when nothing happens. */
+#define GRACE_S 0.5
+#define TICK_NS 50000000L
+
+typedef struct workers {
+    int n, started, running;
+    pid_t pid[MGPU_MAX_DEVICES]; /* 0 once reaped */
+    char why[200];               /* the first bad end: a fork that failed, a
+                                    worker that died or exited unreported */
+} workers;
+
+/* Fork the workers.  Each child dies with the parent, whatever ends the
+ * parent (SIGKILL included): PR_SET_PDEATHSIG.  The parent may have died
+ * before the child asked for that, in which case the child is now someone
+ * else's: getppid() tells. */
+static void spawn(workers *w, mgpu_worker_fn worker, void *ctx, const sigset_t *child_mask)
+{
+    pid_t parent = getpid();
+    fflush(NULL); /* a child must not write the parent's buffered output again */
+    for (int p = 0; p < w->n; p++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+                _exit(EXIT_FAILURE);
+            sigprocmask(SIG_SETMASK, child_mask, NULL);
+            _exit(worker(ctx, p));
+        }
+        if (pid < 0) {
+            /* The workers already running wait at the first barrier until
+             * the parent stops them. */
+            snprintf(w->why, sizeof w->why, "fork of worker %d: %s", p, strerror(errno));
+            return;
+        }
+        w->pid[p] = pid;
+        w->started = p + 1;
+        w->running++;
+    }
+}
+
+static void signal_all(const workers *w, int sig)
+{
+    for (int p = 0; p < w->started; p++)
+        if (w->pid[p])
+            kill(w->pid[p], sig);
+}
+
+/* Say in WHY how worker P (PID) ended, if it ended badly: R and STATUS are
+ * what waitpid gave.  A worker that fails reports why itself, and exits 1. */
+static void describe_end(char *why, size_t size, int p, pid_t pid, pid_t r, int status)
+{
+    if (r < 0)
+        snprintf(why, size, "worker %d (pid %ld): waitpid: %s", p, (long) pid, strerror(errno));
+    else if (WIFSIGNALED(status))
+        snprintf(why, size, "worker %d (pid %ld) was killed by signal %d (%s)", p, (long) pid,
+                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else if (WEXITSTATUS(status) != 0)
+        snprintf(why, size, "worker %d (pid %ld) exited with status %d", p, (long) pid,
+                 WEXITSTATUS(status));
+}
+
+/* Collect the workers that have ended, describing the first bad end. */
+static void reap(workers *w)
+{
+    for (int p = 0; p < w->started; p++) {
+        if (!w->pid[p])
+            continue;
+        int status = 0;
+        pid_t r = waitpid(w->pid[p], &status, WNOHANG);
+        if (r == 0 || (r < 0 && errno == EINTR))
+            continue;
+        if (!w->why[0])
+            describe_end(w->why, sizeof w->why, p, w->pid[p], r, status);
+        w->pid[p] = 0;
+        w->running--;
+    }
+}
+
+/* Wait until every worker has ended.  When one fails, or SIGINT or SIGTERM
+ * comes, the others get SIGTERM, and SIGKILL if they are still there after
+ * GRACE_S.  The signals are blocked and taken with sigtimedwait: one that
+ * comes while the parent is busy stays pending until it looks. */
+static void supervise(workers *w, const sigset_t *watched, int *interrupted)
+{
+    bool stopping = false, killed = false;
+    double kill_at = 0.0;
+    for (;;) {
+        reap(w);
+        if (w->running == 0)
+            return;
+        if (!stopping && (w->why[0] || *interrupted)) {
+            signal_all(w, SIGTERM);
+            stopping = true;
+            kill_at = mgpu_now() + GRACE_S;
+        } else if (stopping && !killed && mgpu_now() >= kill_at) {
+            signal_all(w, SIGKILL);
+            killed = true;
+        }
+        struct timespec tick = {0, TICK_NS};
+        int sig = sigtimedwait(watched, NULL, &tick);
+        if ((sig == SIGINT || sig == SIGTERM) && !*interrupted)
+            *interrupted = sig;
+    }
+}
+
+/* The signals the parent watches while workers run.  One that the program
+ * was started ignoring (a shell starts background jobs ignoring SIGINT)
+ * stays ignored. */
+static void watched_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGCHLD);
+    const int stop[2] = {SIGINT, SIGTERM};
+    for (int k = 0; k < 2; k++) {
+        struct sigaction now;
+        if (sigaction(stop[k], NULL, &now) == 0 && now.sa_handler != SIG_IGN)
+            sigaddset(set, stop[k]);
+    }
+}
+
+mgpu_status mgpu_workers_run(int n, mgpu_worker_fn worker, void *ctx, int *interrupted)
+{
+    if (n < 1 || n > MGPU_MAX_DEVICES)
+        return mgpu_fail(MGPU_ERR_USAGE, "worker processes: %d is out of range 1..%d", n,
+                         MGPU_MAX_DEVICES);
+    /* SIGCHLD must not be ignored, or the children's exit statuses are lost. */
+    struct sigaction chld = {.sa_handler = SIG_DFL}, old_chld;
+    sigemptyset(&chld.sa_mask);
+    sigaction(SIGCHLD, &chld, &old_chld);
+    sigset_t watched, old_mask;
+    watched_signals(&watched);
+    sigprocmask(SIG_BLOCK, &watched, &old_mask);
+
+    workers w = {.n = n};
+    spawn(&w, worker, ctx, &old_mask);
+    supervise(&w, &watched, interrupted);
+
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
+    if (*interrupted)
+        return mgpu_fail(MGPU_ERR_INTERRUPTED, "interrupted by %s; every worker was stopped",
+                         *interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+    if (w.why[0])
+        return mgpu_fail(MGPU_ERR_SYSTEM, "%s", w.why);
+    return MGPU_OK;
+}
