@@ -337,7 +337,7 @@ static mgpu_status fetch_halos(worker *w, long long step)
  * double buffered by parity so that no neighbour records done[(t-1)%2]
  * again (at step t+1) before this worker has issued its wait: that takes
  * the barrier of step t+1, which this worker reaches only after. */
-static mgpu_status run_steps(worker *w)
+static mgpu_status run_steps(worker *w, mgpu_progress *progress)
 {
     for (long long step = 0; step < w->run->opt->steps; step++) {
         if (w->mode == MGPU_EXCHANGE_STAGED)
@@ -348,6 +348,7 @@ static mgpu_status run_steps(worker *w)
             MGPU_TRY(mgpu_stencil_compute(w->st, w->part, step));
         if (w->mode == MGPU_EXCHANGE_IPC)
             MGPU_TRY(mgpu_ipc_event_record(w->done[step & 1], stream_of(w)));
+        mgpu_progress_step(progress, step + 1);
     }
     return MGPU_OK;
 }
@@ -374,6 +375,8 @@ static mgpu_status worker_run(worker *w)
     } else {
         MGPU_TRY(ipc_connect(w));
     }
+    /* Worker 0 tells the progress, on the stderr it shares with its parent. */
+    mgpu_progress *progress = p == 0 ? run->progress : NULL;
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         MGPU_TRY(mgpu_stencil_reset(w->st, p));
         /* Some of the reset's copies return before the device has done
@@ -381,9 +384,10 @@ static mgpu_status worker_run(worker *w)
          * barrier, ordered by nothing else. */
         MGPU_TRY(mgpu_device_synchronize(p));
         MGPU_TRY(barrier(w));
+        mgpu_progress_run(progress, r);
         double start = mgpu_now();
         w->waited = 0.0;
-        MGPU_TRY(run_steps(w));
+        MGPU_TRY(run_steps(w, progress));
         double before = mgpu_now();
         MGPU_TRY(mgpu_stencil_synchronize(w->st, p));
         double end = mgpu_now();

@@ -114,6 +114,7 @@ static long long replay(part_thread *t, const graph_steps *g)
             t->status = mgpu_fault_check_steps(t->run->ndevices, step, g->k);
         if (t->status == MGPU_OK)
             t->status = mgpu_stencil_replay(t->st, t->run->ndevices, g->graph);
+        mgpu_progress_step(t->run->progress, step + g->k);
     }
     return arrive(t->failure, t->status, &t->barrier, t->waited) ? step : -1;
 }
@@ -124,12 +125,16 @@ static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *fa
                   const graph_steps *g, double *waited, double *synced)
 {
     part_thread t = {st, run, p, failure, 0, waited, mgpu_device_set(device_of(st, p))};
+    /* Thread 0 tells the progress of the run. */
+    mgpu_progress *progress = p == 0 ? run->progress : NULL;
     long long step = replay(&t, g);
     if (step < 0)
         return;
-    for (; step < run->opt->steps; step++)
+    for (; step < run->opt->steps; step++) {
         if (!one_step(&t, step))
             return;
+        mgpu_progress_step(progress, step + 1);
+    }
     double before = mgpu_now();
     if (t.status == MGPU_OK)
         t.status = mgpu_stencil_synchronize(st, p);
@@ -239,6 +244,7 @@ static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g, f
         mgpu_record_set_number(run->record, "graph_steps", (double) g->k);
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         double seconds, run_waited, run_synced;
+        mgpu_progress_run(run->progress, r);
         mgpu_status status = run_once(st, run, g, &seconds, &run_waited, &run_synced);
         if (status != MGPU_OK)
             return status;
@@ -251,6 +257,10 @@ static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g, f
     if (run->record && run->compute)
         mgpu_record_set_number(run->record, "barrier_wait_s",
                                waited / run->ndevices / run->repeats);
+    if (control) {
+        mgpu_progress_begin(run->progress, "with the CPU control", 0, 1, 1);
+        mgpu_progress_run(run->progress, 0);
+    }
     mgpu_status status = control ? control_run(st, run, g, control) : MGPU_OK;
     if (status != MGPU_OK || !run->field)
         return status;

@@ -92,7 +92,7 @@ static mgpu_status capture(mgpu_stencil *st, const mgpu_run *run, graph_steps *g
 /* STEPS steps on N devices, from the graph where there is one; the host
  * waits once, at the end, and *WAITED gets how long. */
 static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compute,
-                             const graph_steps *g, double *waited)
+                             const graph_steps *g, mgpu_progress *progress, double *waited)
 {
     long long step = 0;
     if (g->graph && steps > 0) {
@@ -101,10 +101,13 @@ static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compu
             /* A replayed kernel checks nothing: its steps are checked here. */
             MGPU_TRY(mgpu_fault_check_steps(n, step, g->k));
             MGPU_TRY(mgpu_stencil_replay(st, n, g->graph));
+            mgpu_progress_step(progress, step + g->k);
         }
     }
-    for (; step < steps; step++)
+    for (; step < steps; step++) {
         MGPU_TRY(one_step(st, n, step, compute));
+        mgpu_progress_step(progress, step + 1);
+    }
     double before = mgpu_now();
     for (int p = 0; p < n; p++) {
         MGPU_TRY(enter(device_of(st, p)));
@@ -121,8 +124,9 @@ static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run, const graph_steps 
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         for (int p = 0; p < n; p++)
             MGPU_TRY(mgpu_stencil_reset(st, p));
+        mgpu_progress_run(run->progress, r);
         double start = mgpu_now(), waited;
-        MGPU_TRY(run_steps(st, n, run->opt->steps, run->compute, g, &waited));
+        MGPU_TRY(run_steps(st, n, run->opt->steps, run->compute, g, run->progress, &waited));
         if (r >= run->warmup) {
             run->seconds[r - run->warmup] = mgpu_now() - start;
             run->waited[r - run->warmup] = waited;

@@ -33,7 +33,7 @@ mgpu_status streams_graph_capture(streams_domain *dom, long long steps, int comp
     /* The same two steps run plainly first: a kernel's first launch loads
      * its code and asks the device for its launch shape, which the capture
      * must not have to do. */
-    MGPU_TRY(streams_run(dom, dom->graph_steps, compute, NULL, &seconds, &host_seconds));
+    MGPU_TRY(streams_run(dom, dom->graph_steps, compute, NULL, NULL, &seconds, &host_seconds));
     MGPU_TRY(mgpu_device_set(device));
     MGPU_TRY(mgpu_graph_begin(origin));
     mgpu_status status = streams_fork(dom);

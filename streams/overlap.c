@@ -356,7 +356,7 @@ mgpu_status streams_synchronize(streams_domain *dom)
 }
 
 mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_graph *graph,
-                        double *seconds, double *host_seconds)
+                        mgpu_progress *progress, double *seconds, double *host_seconds)
 {
     for (int p = 0; p < dom->nparts; p++)
         MGPU_TRY(mgpu_stencil_reset(dom->st, p));
@@ -370,8 +370,11 @@ mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_
     long long step = 0;
     if (graph)
         MGPU_TRY(streams_graph_replay(dom, graph, steps, &step));
-    for (; step < steps; step++)
+    mgpu_progress_step(progress, step);
+    for (; step < steps; step++) {
         MGPU_TRY(streams_step(dom, step, compute));
+        mgpu_progress_step(progress, step + 1);
+    }
     *host_seconds = mgpu_now() - start;
     MGPU_TRY(streams_synchronize(dom));
     *seconds = mgpu_now() - start;
