@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "mgpu.h"
+#include "trace.h"
 
 static const mgpu_program program = {
     .name = "mgpu-fork",
@@ -337,17 +338,33 @@ static mgpu_status fetch_halos(worker *w, long long step)
  * double buffered by parity so that no neighbour records done[(t-1)%2]
  * again (at step t+1) before this worker has issued its wait: that takes
  * the barrier of step t+1, which this worker reaches only after. */
+static mgpu_status one_step(worker *w, long long step)
+{
+    if (w->mode == MGPU_EXCHANGE_STAGED) {
+        mgpu_trace_begin(MGPU_TRACE_SEND, w->part, step);
+        mgpu_status status = publish_edges(w, step);
+        mgpu_trace_end();
+        MGPU_TRY(status);
+    }
+    MGPU_TRY(barrier(w));
+    mgpu_trace_begin(MGPU_TRACE_RECV, w->part, step);
+    mgpu_status status = fetch_halos(w, step);
+    mgpu_trace_end();
+    MGPU_TRY(status);
+    if (w->run->compute)
+        MGPU_TRY(mgpu_stencil_compute(w->st, w->part, step));
+    if (w->mode == MGPU_EXCHANGE_IPC)
+        MGPU_TRY(mgpu_ipc_event_record(w->done[step & 1], stream_of(w)));
+    return MGPU_OK;
+}
+
 static mgpu_status run_steps(worker *w, mgpu_progress *progress)
 {
     for (long long step = 0; step < w->run->opt->steps; step++) {
-        if (w->mode == MGPU_EXCHANGE_STAGED)
-            MGPU_TRY(publish_edges(w, step));
-        MGPU_TRY(barrier(w));
-        MGPU_TRY(fetch_halos(w, step));
-        if (w->run->compute)
-            MGPU_TRY(mgpu_stencil_compute(w->st, w->part, step));
-        if (w->mode == MGPU_EXCHANGE_IPC)
-            MGPU_TRY(mgpu_ipc_event_record(w->done[step & 1], stream_of(w)));
+        mgpu_trace_begin(MGPU_TRACE_STEP, w->part, step);
+        mgpu_status status = one_step(w, step);
+        mgpu_trace_end();
+        MGPU_TRY(status);
         mgpu_progress_step(progress, step + 1);
     }
     return MGPU_OK;

@@ -29,6 +29,7 @@
 #endif
 
 #include "mgpu.h"
+#include "trace.h"
 
 static const char *const overlap_names[] = {"off", "on", NULL};
 static long long overlap; /* an index of overlap_names: 1 on */
@@ -343,13 +344,18 @@ static mgpu_status halos_in(domain *dm, long long step)
  * with a receive, so a ring of ranks that all send at once cannot deadlock. */
 static mgpu_status step_plain(domain *dm, long long step, bool compute)
 {
-    MGPU_TRY(edges_out(dm, step));
-    MGPU_TRY(mgpu_stream_synchronize(mgpu_stencil_stream(dm->st, dm->part)));
-    for (int d = 0; d < 2; d++)
+    mgpu_trace_begin(MGPU_TRACE_EXCHANGE, me.device, step);
+    mgpu_status status = edges_out(dm, step);
+    if (status == MGPU_OK)
+        status = mgpu_stream_synchronize(mgpu_stencil_stream(dm->st, dm->part));
+    for (int d = 0; d < 2 && status == MGPU_OK; d++)
         MPI_Sendrecv(outgoing(dm, step, d), dm->nx, MPI_FLOAT, dm->to[d], d,
                      incoming(dm, step, d), dm->nx, MPI_FLOAT, dm->from[d], d, dm->comm,
                      MPI_STATUS_IGNORE);
-    MGPU_TRY(halos_in(dm, step));
+    if (status == MGPU_OK)
+        status = halos_in(dm, step);
+    mgpu_trace_end();
+    MGPU_TRY(status);
     return compute ? mgpu_stencil_compute(dm->st, dm->part, step) : MGPU_OK;
 }
 
@@ -369,6 +375,7 @@ static mgpu_status step_overlapped(domain *dm, long long step, bool compute)
     if (compute && last - first > 1)
         MGPU_TRY(mgpu_stencil_compute_rows(st, p, step, first + 1, last, stream));
     MGPU_TRY(mgpu_event_synchronize(dm->edges_ready));
+    mgpu_trace_begin(MGPU_TRACE_EXCHANGE, me.device, step);
     MPI_Request requests[4];
     for (int d = 0; d < 2; d++)
         MPI_Irecv(incoming(dm, step, d), dm->nx, MPI_FLOAT, dm->from[d], d, dm->comm,
@@ -377,7 +384,9 @@ static mgpu_status step_overlapped(domain *dm, long long step, bool compute)
         MPI_Isend(outgoing(dm, step, d), dm->nx, MPI_FLOAT, dm->to[d], d, dm->comm,
                   &requests[2 + d]);
     MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
-    MGPU_TRY(halos_in(dm, step));
+    mgpu_status status = halos_in(dm, step);
+    mgpu_trace_end();
+    MGPU_TRY(status);
     if (!compute)
         return MGPU_OK;
     MGPU_TRY(mgpu_stencil_compute_rows(st, p, step, first, first + 1, stream));
@@ -391,7 +400,11 @@ static mgpu_status run_steps(domain *dm, long long steps, bool compute,
                              mgpu_progress *progress)
 {
     for (long long step = 0; step < steps; step++) {
-        MGPU_TRY(overlap ? step_overlapped(dm, step, compute) : step_plain(dm, step, compute));
+        mgpu_trace_begin(MGPU_TRACE_STEP, me.device, step);
+        mgpu_status status = overlap ? step_overlapped(dm, step, compute)
+                                     : step_plain(dm, step, compute);
+        mgpu_trace_end();
+        MGPU_TRY(status);
         mgpu_progress_step(progress, step + 1);
     }
     return mgpu_stencil_synchronize(dm->st, dm->part);

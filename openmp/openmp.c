@@ -25,6 +25,7 @@
 #include <stdlib.h>
 
 #include "mgpu.h"
+#include "trace.h"
 
 static long long cpu_control;
 static long long use_graph;
@@ -87,14 +88,16 @@ typedef struct part_thread {
  * thread failed and all leave. */
 static bool one_step(part_thread *t, long long step)
 {
+    mgpu_trace_begin(MGPU_TRACE_STEP, device_of(t->st, t->p), step);
     if (t->status == MGPU_OK)
         t->status = mgpu_stencil_send(t->st, t->p, step);
-    if (!arrive(t->failure, t->status, &t->barrier, t->waited))
-        return false;
-    t->status = mgpu_stencil_recv(t->st, t->p, step);
-    if (t->status == MGPU_OK && t->run->compute)
+    bool go_on = arrive(t->failure, t->status, &t->barrier, t->waited);
+    if (go_on)
+        t->status = mgpu_stencil_recv(t->st, t->p, step);
+    if (go_on && t->status == MGPU_OK && t->run->compute)
         t->status = mgpu_stencil_compute(t->st, t->p, step);
-    return true;
+    mgpu_trace_end();
+    return go_on;
 }
 
 /* With a graph: step 0, then thread 0 replays it while the others wait at
@@ -112,8 +115,10 @@ static long long replay(part_thread *t, const graph_steps *g)
         /* A replayed kernel checks nothing: its steps are checked here. */
         if (t->status == MGPU_OK)
             t->status = mgpu_fault_check_steps(t->run->ndevices, step, g->k);
+        mgpu_trace_replay_begin(step, g->k);
         if (t->status == MGPU_OK)
             t->status = mgpu_stencil_replay(t->st, t->run->ndevices, g->graph);
+        mgpu_trace_end();
         mgpu_progress_step(t->run->progress, step + g->k);
     }
     return arrive(t->failure, t->status, &t->barrier, t->waited) ? step : -1;

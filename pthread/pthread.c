@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "mgpu.h"
+#include "trace.h"
 
 enum mode { MODE_STEP, MODE_PERSISTENT };
 static const char *const mode_names[] = {"step", "persistent", NULL};
@@ -174,14 +175,16 @@ static bool arrive(worker *w, mgpu_status status, bool counted)
 static bool one_step(worker *w, mgpu_status *status, long long step, bool timed)
 {
     team *t = w->team;
+    mgpu_trace_begin(MGPU_TRACE_STEP, device_of(t->st, w->part), step);
     if (*status == MGPU_OK)
         *status = mgpu_stencil_send(t->st, w->part, step);
-    if (!arrive(w, *status, timed))
-        return false;
-    *status = mgpu_stencil_recv(t->st, w->part, step);
-    if (*status == MGPU_OK && t->run->compute)
+    bool go_on = arrive(w, *status, timed);
+    if (go_on)
+        *status = mgpu_stencil_recv(t->st, w->part, step);
+    if (go_on && *status == MGPU_OK && t->run->compute)
         *status = mgpu_stencil_compute(t->st, w->part, step);
-    return true;
+    mgpu_trace_end();
+    return go_on;
 }
 
 /* With a graph, after step 0 worker 0 replays it while the others wait at
@@ -202,8 +205,10 @@ static bool replay(worker *w, mgpu_status *status, long long *step, bool timed)
         /* A replayed kernel checks nothing: its steps are checked here. */
         if (*status == MGPU_OK)
             *status = mgpu_fault_check_steps(t->n, *step, k);
+        mgpu_trace_replay_begin(*step, k);
         if (*status == MGPU_OK)
             *status = mgpu_stencil_replay(t->st, t->n, t->graph);
+        mgpu_trace_end();
         mgpu_progress_step(t->run->progress, *step + k);
     }
     return arrive(w, *status, timed);

@@ -12,6 +12,7 @@
 #endif
 
 #include "mgpu.h"
+#include "trace.h"
 
 enum context_kind { CONTEXT_RUNTIME, CONTEXT_DRIVER };
 static const char *const context_names[] = {"runtime", "driver", NULL};
@@ -55,7 +56,7 @@ static int device_of(const mgpu_stencil *st, int part)
 /* One step on N devices, two passes over them: every device sends its edge
  * rows to its neighbours, then every device takes its halos and launches its
  * kernel.  Nothing here waits for a device. */
-static mgpu_status one_step(mgpu_stencil *st, int n, long long step, int compute)
+static mgpu_status issue_step(mgpu_stencil *st, int n, long long step, int compute)
 {
     for (int p = 0; p < n; p++) {
         MGPU_TRY(enter(device_of(st, p)));
@@ -70,6 +71,14 @@ static mgpu_status one_step(mgpu_stencil *st, int n, long long step, int compute
         MGPU_TRY(leave());
     }
     return MGPU_OK;
+}
+
+static mgpu_status one_step(mgpu_stencil *st, int n, long long step, int compute)
+{
+    mgpu_trace_begin(MGPU_TRACE_STEP, MGPU_TRACE_ALL, step);
+    mgpu_status status = issue_step(st, n, step, compute);
+    mgpu_trace_end();
+    return status;
 }
 
 /* --graph: steps 1 to K of every device, captured after a plain step 0
@@ -100,7 +109,10 @@ static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compu
         for (step = 1; step + g->k <= steps; step += g->k) {
             /* A replayed kernel checks nothing: its steps are checked here. */
             MGPU_TRY(mgpu_fault_check_steps(n, step, g->k));
-            MGPU_TRY(mgpu_stencil_replay(st, n, g->graph));
+            mgpu_trace_replay_begin(step, g->k);
+            mgpu_status status = mgpu_stencil_replay(st, n, g->graph);
+            mgpu_trace_end();
+            MGPU_TRY(status);
             mgpu_progress_step(progress, step + g->k);
         }
     }

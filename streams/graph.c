@@ -67,7 +67,10 @@ mgpu_status streams_graph_replay(streams_domain *dom, mgpu_graph *graph, long lo
         /* The kernels in the graph checked MGPU_INJECT_FAULT for steps 0 to
          * k-1 when they were captured; the replayed steps are checked here. */
         MGPU_TRY(mgpu_fault_check_steps(dom->nparts, step, k));
-        MGPU_TRY(mgpu_graph_launch(graph, origin));
+        mgpu_trace_replay_begin(step, k);
+        mgpu_status status = mgpu_graph_launch(graph, origin);
+        mgpu_trace_end();
+        MGPU_TRY(status);
         *done = step + k;
     }
     if (*done == steps)

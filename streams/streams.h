@@ -3,6 +3,7 @@
 #define STREAMS_H
 
 #include "mgpu.h"
+#include "trace.h"
 
 /* The program's own options, as the command line left them (long long, as
  * the parser writes them). */
