@@ -464,6 +464,10 @@ static int worker_main(shared *sh, const mgpu_run *run, int part, mgpu_backend b
     mgpu_status status = mgpu_init(backend, host_devices);
     if (status == MGPU_OK)
         status = worker_run(&w);
+    /* Worker 0 drew the progress line (its parent did not): it clears it,
+     * before its parent prints a record or an error. */
+    if (part == 0)
+        mgpu_progress_end(run->progress);
     if (status != MGPU_OK)
         report_failure(sh->control, part, status);
     worker_cleanup(&w);
@@ -629,6 +633,7 @@ static mgpu_status run_workers(shared *sh, const mgpu_run *run, int *interrupted
     sigprocmask(SIG_BLOCK, &watched, &old_mask);
 
     workers w = {.n = run->ndevices};
+    mgpu_progress_elsewhere(run->progress);
     spawn(&w, sh, run, &old_mask);
     supervise(&w, &watched, interrupted);
 

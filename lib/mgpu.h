@@ -646,6 +646,9 @@ void mgpu_progress_step(mgpu_progress *progress, long long done);
 void mgpu_progress_note(mgpu_progress *progress, const char *what);
 /* Clear the line, before the record or an error is printed. */
 void mgpu_progress_end(mgpu_progress *progress);
+/* The line is drawn by another process (mgpu-fork's worker 0, which may be
+ * killed before it can clear it): this one's end blanks a whole line. */
+void mgpu_progress_elsewhere(mgpu_progress *progress);
 
 /* The whole program around a strategy: parse the command line, choose the
  * backend, check the request, time the run (and its exchanges alone, and

@@ -118,15 +118,23 @@ void mgpu_progress_note(mgpu_progress *p, const char *what)
     draw(p, what, (int) strlen(what));
 }
 
+void mgpu_progress_elsewhere(mgpu_progress *p)
+{
+    if (p && p->on)
+        p->width = LINE_MAX_WIDTH;
+}
+
 void mgpu_progress_end(mgpu_progress *p)
 {
     if (!p || !p->on)
         return;
     p->next = LLONG_MAX;
-    /* A line that another process drew (mgpu-fork's worker 0) is as wide
-     * as a line can be, for all this process knows. */
-    fprintf(p->out, "\r%*s\r", LINE_MAX_WIDTH, "");
-    fflush(p->out);
-    p->width = 0;
-    p->on = 0; /* the end: nothing more to clear */
+    p->on = 0; /* the end: nothing more to draw */
+    /* Only a line this process drew: a run stopped before its first step
+     * (a usage error the strategy finds) leaves stderr with its one line. */
+    if (p->width > 0) {
+        fprintf(p->out, "\r%*s\r", p->width, "");
+        fflush(p->out);
+        p->width = 0;
+    }
 }
