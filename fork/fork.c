@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 
 #include "mgpu.h"
+#include "trace.h"
 
 static const mgpu_program program = {
     .name = "mgpu-fork",
@@ -323,17 +324,34 @@ static mgpu_status fetch_halos(worker *w, long long step)
  * double buffered by parity so that no neighbour records done[(t-1)%2]
  * again (at step t+1) before this worker has issued its wait: that takes
  * the barrier of step t+1, which this worker reaches only after. */
-static mgpu_status run_steps(worker *w)
+static mgpu_status one_step(worker *w, long long step)
+{
+    if (w->mode == MGPU_EXCHANGE_STAGED) {
+        mgpu_trace_begin(MGPU_TRACE_SEND, w->part, step);
+        mgpu_status status = publish_edges(w, step);
+        mgpu_trace_end();
+        MGPU_TRY(status);
+    }
+    MGPU_TRY(barrier(w));
+    mgpu_trace_begin(MGPU_TRACE_RECV, w->part, step);
+    mgpu_status status = fetch_halos(w, step);
+    mgpu_trace_end();
+    MGPU_TRY(status);
+    if (w->run->compute)
+        MGPU_TRY(mgpu_stencil_compute(w->st, w->part, step));
+    if (w->mode == MGPU_EXCHANGE_IPC)
+        MGPU_TRY(mgpu_event_record(w->done[step & 1], stream_of(w)));
+    return MGPU_OK;
+}
+
+static mgpu_status run_steps(worker *w, mgpu_progress *progress)
 {
     for (long long step = 0; step < w->run->opt->steps; step++) {
-        if (w->mode == MGPU_EXCHANGE_STAGED)
-            MGPU_TRY(publish_edges(w, step));
-        MGPU_TRY(barrier(w));
-        MGPU_TRY(fetch_halos(w, step));
-        if (w->run->compute)
-            MGPU_TRY(mgpu_stencil_compute(w->st, w->part, step));
-        if (w->mode == MGPU_EXCHANGE_IPC)
-            MGPU_TRY(mgpu_event_record(w->done[step & 1], stream_of(w)));
+        mgpu_trace_begin(MGPU_TRACE_STEP, w->part, step);
+        mgpu_status status = one_step(w, step);
+        mgpu_trace_end();
+        MGPU_TRY(status);
+        mgpu_progress_step(progress, step + 1);
     }
     return MGPU_OK;
 }
@@ -360,6 +378,8 @@ static mgpu_status worker_run(worker *w)
     } else {
         MGPU_TRY(ipc_connect(w));
     }
+    /* Worker 0 tells the progress, on the stderr it shares with its parent. */
+    mgpu_progress *progress = p == 0 ? run->progress : NULL;
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         MGPU_TRY(mgpu_stencil_reset(w->st, p));
         /* Some of the reset's copies return before the device has done
@@ -367,9 +387,10 @@ static mgpu_status worker_run(worker *w)
          * barrier, ordered by nothing else. */
         MGPU_TRY(mgpu_device_synchronize(p));
         MGPU_TRY(barrier(w));
+        mgpu_progress_run(progress, r);
         double start = mgpu_now();
         w->waited = 0.0;
-        MGPU_TRY(run_steps(w));
+        MGPU_TRY(run_steps(w, progress));
         double before = mgpu_now();
         MGPU_TRY(mgpu_stencil_synchronize(w->st, p));
         double end = mgpu_now();
@@ -440,6 +461,10 @@ static int worker_main(void *ctx, int part)
     mgpu_status status = mgpu_init(a->backend, a->host_devices);
     if (status == MGPU_OK)
         status = worker_run(&w);
+    /* Worker 0 drew the progress line (its parent did not): it clears it,
+     * before its parent prints a record or an error. */
+    if (part == 0)
+        mgpu_progress_end(a->run->progress);
     if (status != MGPU_OK)
         report_failure(a->sh->control, part, status);
     worker_cleanup(&w);
@@ -455,6 +480,7 @@ static mgpu_status run_workers(shared *sh, const mgpu_run *run, int *interrupted
 {
     worker_args args = {.sh = sh, .run = run, .backend = mgpu_backend_active()};
     mgpu_device_count(&args.host_devices); /* no CUDA: the driver counted in a child */
+    mgpu_progress_elsewhere(run->progress);
     mgpu_status status = mgpu_workers_run(run->ndevices, worker_main, &args, interrupted);
     if (status != MGPU_OK && status != MGPU_ERR_INTERRUPTED) {
         mgpu_status failed = mgpu_failure_status(&sh->control->failure);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mgpu-private.h"
+#include "trace.h"
 
 static mgpu_backend active = MGPU_BACKEND_HOST;
 static int host_device_count = 1;
@@ -90,11 +91,13 @@ static mgpu_status init(mgpu_backend want, int host_devices, bool in_child)
 
 mgpu_status mgpu_init(mgpu_backend want, int host_devices)
 {
+    mgpu_trace_init();
     return init(want, host_devices, false);
 }
 
 mgpu_status mgpu_init_nocuda(mgpu_backend want, int host_devices)
 {
+    mgpu_trace_init();
     return init(want, host_devices, true);
 }
 

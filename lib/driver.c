@@ -78,9 +78,10 @@ mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps)
 }
 
 /* Run the strategy REPEATS times (after WARMUP) and give the median etc.;
- * for the record's run, also where its steps' time went on the host. */
+ * for the record's run, also where its steps' time went on the host.  WHAT
+ * names the phase on the progress line. */
 static mgpu_status timed(mgpu_strategy_fn strategy, void *ctx, mgpu_run *run,
-                         mgpu_stats *stats)
+                         const char *what, mgpu_stats *stats)
 {
     int n = run->repeats;
     double *seconds = calloc((size_t) n, sizeof *seconds);
@@ -94,6 +95,7 @@ static mgpu_status timed(mgpu_strategy_fn strategy, void *ctx, mgpu_run *run,
         waited[r] = -1.0;
     run->seconds = seconds;
     run->waited = waited;
+    mgpu_progress_begin(run->progress, what, run->warmup, run->repeats, run->compute);
     mgpu_status status = strategy(ctx, run);
     bool told = true;
     for (int r = 0; r < n; r++)
@@ -131,8 +133,9 @@ static mgpu_status resolve_devices(const mgpu_options *opt, int *ndevices)
     return mgpu_decompose(opt->ny, *ndevices, slabs);
 }
 
-static int finish(const mgpu_program *program, mgpu_status status)
+static int finish(const mgpu_program *program, mgpu_progress *progress, mgpu_status status)
 {
+    mgpu_progress_end(progress);
     if (status != MGPU_OK)
         mgpu_error(program, "%s", mgpu_error_message(status));
     return mgpu_exit_code(status);
@@ -155,7 +158,7 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
     if (status == MGPU_OK)
         status = mgpu_fault_validate(ndevices, opt.steps);
     if (status != MGPU_OK)
-        return finish(program, status);
+        return finish(program, NULL, status);
 
     mgpu_record record;
     mgpu_record_init(&record, program, &opt);
@@ -177,9 +180,9 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
         size_t cells = (size_t) opt.nx * (size_t) opt.ny;
         field = malloc(cells * sizeof *field);
         if (!field)
-            return finish(program, mgpu_fail(MGPU_ERR_NOMEM, "the result field: %zu bytes of "
-                                                             "host memory",
-                                             cells * sizeof *field));
+            return finish(program, NULL,
+                          mgpu_fail(MGPU_ERR_NOMEM, "the result field: %zu bytes of host memory",
+                                    cells * sizeof *field));
     }
 
     /* A GPU's ceiling is measured before and after the runs (a card that
@@ -191,11 +194,14 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
     if (!program->forks && mgpu_backend_active() == MGPU_BACKEND_CUDA)
         status = mgpu_copy_ceiling(ndevices, field_bytes, &ceiling_before);
 
+    mgpu_progress progress;
+    mgpu_progress_init(&progress, &opt, stderr);
     mgpu_run run = {.opt = &opt, .ndevices = ndevices, .compute = 1, .warmup = opt.warmup,
                     .repeats = opt.repeat, .field = field, .record = &record,
-                    .binding = &binding};
+                    .binding = &binding,
+                    .progress = &progress};
     if (status == MGPU_OK)
-        status = timed(strategy, ctx, &run, &record.time);
+        status = timed(strategy, ctx, &run, NULL, &record.time);
     if (status == MGPU_OK && program->binds_workers)
         mgpu_record_set_binding(&record, &binding);
 
@@ -205,8 +211,8 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
     if (status == MGPU_OK && exchanges) {
         mgpu_stats alone;
         mgpu_run ex = {.opt = &opt, .ndevices = ndevices, .compute = 0, .warmup = 1,
-                       .repeats = opt.repeat, .record = &record};
-        status = timed(strategy, ctx, &ex, &alone);
+                       .repeats = opt.repeat, .record = &record, .progress = &progress};
+        status = timed(strategy, ctx, &ex, "exchanges alone", &alone);
         record.exchange_s = alone.median;
     } else if (status == MGPU_OK) {
         record.exchange_s = 0.0;
@@ -215,11 +221,13 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
         mgpu_stats one = record.time;
         if (ndevices > 1) {
             mgpu_run base = {.opt = &opt, .ndevices = 1, .compute = 1, .warmup = opt.warmup,
-                             .repeats = opt.repeat};
-            status = timed(strategy, ctx, &base, &one);
+                             .repeats = opt.repeat, .progress = &progress};
+            status = timed(strategy, ctx, &base, "1 device", &one);
         }
         record.baseline_s = one.median;
     }
+    if (status == MGPU_OK)
+        mgpu_progress_note(&progress, "timing one step alone, and the copy ceiling");
     if (status == MGPU_OK)
         status = mgpu_step_device_time(&opt, ndevices, &record.device_step_s);
     if (status == MGPU_OK)
@@ -227,8 +235,11 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
     if (record.copy_gbps < ceiling_before)
         record.copy_gbps = ceiling_before;
     if (status == MGPU_OK && field)
+        mgpu_progress_note(&progress, "verifying");
+    if (status == MGPU_OK && field)
         status = mgpu_verify_field(field, &opt, &record);
     free(field);
+    mgpu_progress_end(&progress);
     /* A record that could not be written is the failure to report (the
      * verdict of a failed verification was in that record; the exit code
      * is 1 either way). */
@@ -237,7 +248,7 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
         if (printed != MGPU_OK)
             status = printed;
     }
-    return finish(program, status);
+    return finish(program, &progress, status);
 }
 
 int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,

@@ -455,6 +455,12 @@ typedef enum mgpu_bind {
                            share of the CPUs of its own) */
     MGPU_BIND_NONE      /* where the operating system puts it */
 } mgpu_bind;
+/* --progress: a line of progress on stderr while the runs go (lib/progress.c). */
+typedef enum mgpu_progress_when {
+    MGPU_PROGRESS_AUTO = 0, /* when stderr is a terminal */
+    MGPU_PROGRESS_ALWAYS,
+    MGPU_PROGRESS_NEVER
+} mgpu_progress_when;
 
 typedef struct mgpu_options {
     long long nx, ny, steps;
@@ -469,6 +475,7 @@ typedef struct mgpu_options {
     int baseline;           /* also time one device, for speedup */
     int header;             /* csv: print the header line */
     mgpu_bind bind;
+    mgpu_progress_when progress;
 } mgpu_options;
 
 /* An option of one program only: --NAME=VALUE.  With CHOICES (NULL-ended),
@@ -676,9 +683,56 @@ typedef struct mgpu_run {
     /* Where each device's worker writes what mgpu_bind_worker got; NULL
      * when nobody reads it (the runs not reported). */
     mgpu_binding *binding;
+    /* Where the strategy tells how far it got (mgpu_progress_run, _step);
+     * NULL in runs nobody watches. */
+    struct mgpu_progress *progress;
 } mgpu_run;
 
 typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
+
+/* ------------------------------------------ progress on stderr (progress.c) */
+
+/* A long run shows how far it got on one line of stderr, redrawn in place
+ * (a carriage return) a few times a second: the run and the step, steps a
+ * second, the time left.  The driver opens a phase of runs (the timed runs,
+ * the exchanges alone, one device), the strategy says when each run begins
+ * and how many steps it has issued, from the thread or process that drives
+ * part 0.  The steps told are those issued: on a GPU the host may be ahead
+ * of the devices by what their queues hold, until each run's end waits.
+ * Every call takes NULL, and does nothing when progress is off.  The
+ * fields are the library's. */
+typedef struct mgpu_progress {
+    FILE *out;
+    int on;
+    long long steps;    /* a run's */
+    double cells;       /* interior cells of the grid */
+    const char *what;   /* the phase: NULL for the runs the record is about */
+    int warmup, runs, compute;
+    int run;            /* the run going, -1 before the first */
+    long long base;     /* steps of the phase's earlier runs */
+    long long next;     /* look at the clock once the phase has this many */
+    double start, drawn; /* the phase's first run began; the line was drawn */
+    int width;          /* of the line on the screen, 0: none */
+} mgpu_progress;
+
+/* On as OPT->progress asks (auto: when OUT is a terminal). */
+void mgpu_progress_init(mgpu_progress *progress, const mgpu_options *opt, FILE *out);
+/* A phase of WARMUP + REPEATS runs, called WHAT (NULL: the runs the record
+ * is about); COMPUTE 0 when they leave the kernels out. */
+void mgpu_progress_begin(mgpu_progress *progress, const char *what, int warmup, int repeats,
+                         int compute);
+/* Run R of the phase (from 0, the warm-up runs first) begins. */
+void mgpu_progress_run(mgpu_progress *progress, int run);
+/* DONE steps of the run are issued.  Costs a comparison: the clock is read
+ * only every so many steps, as many as take about a twentieth of a second. */
+void mgpu_progress_step(mgpu_progress *progress, long long done);
+/* A stage without steps, such as the verification, shown at once. */
+void mgpu_progress_note(mgpu_progress *progress, const char *what);
+/* Clear the line, before the record or an error is printed. */
+void mgpu_progress_end(mgpu_progress *progress);
+/* The line is drawn by another process (mgpu-fork's worker 0, which may be
+ * killed before it can clear it): this one's end blanks a whole line. */
+void mgpu_progress_elsewhere(mgpu_progress *progress);
 
 /* The whole program around a strategy: parse the command line, choose the
  * backend, check the request, time the run (and its exchanges alone, and

@@ -36,6 +36,7 @@ static const char *const exchange_names[] = {
 static const char *const verify_names[] = {"auto", "cpu", "device", "none", NULL};
 static const char *const format_names[] = {"table", "csv", "json", NULL};
 static const char *const bind_names[] = {"auto", "none", NULL};
+static const char *const progress_names[] = {"auto", "always", "never", NULL};
 
 /* A mode added to mgpu_exchange must get its name here too. */
 _Static_assert(sizeof exchange_names / sizeof exchange_names[0] == MGPU_EXCHANGE_COUNT + 1,
@@ -382,6 +383,8 @@ enum option_id {
     OPT_NO_HEADER,
     OPT_BIND,
     OPT_LIST_EXCHANGES,
+    OPT_PROGRESS,
+    OPT_NO_PROGRESS,
     OPT_EXTRA = 1024,
 };
 
@@ -402,6 +405,8 @@ static const struct option common_options[] = {
     {"no-header", no_argument, NULL, OPT_NO_HEADER},
     {"bind", required_argument, NULL, OPT_BIND},
     {"list-exchanges", no_argument, NULL, OPT_LIST_EXCHANGES},
+    {"progress", optional_argument, NULL, OPT_PROGRESS},
+    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
 };
@@ -579,6 +584,10 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "--no-header", "csv: leave out the header line");
     help_line(out, "--list-exchanges", "print the exchange modes %s implements, one a line, "
               "and exit", program->name);
+    help_line(out, "--progress[=WHEN]",
+              "auto|always|never: the run, step, rate and time left on stderr, redrawn "
+              "in place (default auto: when stderr is a terminal; --progress alone: "
+              "always; --no-progress: never)");
     help_line(out, "-h, --help", "print this help and exit");
     help_line(out, "-V, --version", "print the version and exit");
     if (count_extras(program) > 0) {
@@ -619,6 +628,7 @@ static void set_defaults(mgpu_options *opt)
         .baseline = 0,
         .header = 1,
         .bind = MGPU_BIND_AUTO,
+        .progress = MGPU_PROGRESS_AUTO,
     };
 }
 
@@ -691,6 +701,13 @@ static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
     case OPT_NO_HEADER:
         opt->header = 0;
         return PARSE_GO_ON;
+    case OPT_PROGRESS:
+        if (text == NULL)
+            text = progress_names[MGPU_PROGRESS_ALWAYS];
+        SET_ENUM("progress", progress_names, opt->progress, mgpu_progress_when);
+    case OPT_NO_PROGRESS:
+        opt->progress = MGPU_PROGRESS_NEVER;
+        return PARSE_GO_ON;
     case OPT_HELP:
         print_usage(program, stdout);
         return PARSE_EXIT_OK;
@@ -725,15 +742,25 @@ static int bad_option(const mgpu_program *program, const struct option *longopts
     return PARSE_EXIT_USAGE;
 }
 
-/* An option that may stand alone (mgpu_extra_option's BARE) came without
- * "=VALUE": its value is the next word when that is one of its choices, as
- * it was when the option always took one, else none (its BARE). */
-static const char *next_choice(const mgpu_program *program, int id, int argc, char **argv)
+/* The choices of option ID when it may stand alone (--progress, and an
+ * extra option with a BARE), else NULL. */
+static const char *const *bare_choices(const mgpu_program *program, int id)
 {
     const mgpu_extra_option *extra = id >= OPT_EXTRA ? &program->extra[id - OPT_EXTRA] : NULL;
 
-    if (extra == NULL || extra->choices == NULL || extra->bare == NULL || optind >= argc ||
-        find_name(extra->choices, argv[optind]) < 0)
+    if (id == OPT_PROGRESS)
+        return progress_names;
+    return extra != NULL && extra->bare != NULL ? extra->choices : NULL;
+}
+
+/* An option that may stand alone came without "=VALUE": its value is the
+ * next word when that is one of its choices, as it was when the option
+ * always took one, else none (its bare meaning). */
+static const char *next_choice(const mgpu_program *program, int id, int argc, char **argv)
+{
+    const char *const *choices = bare_choices(program, id);
+
+    if (choices == NULL || optind >= argc || find_name(choices, argv[optind]) < 0)
         return NULL;
     return argv[optind++];
 }

@@ -28,18 +28,16 @@
 /* The origin's part; the fork and join events are the stencil's own. */
 enum { ORIGIN = 0 };
 
-static int device_of(const mgpu_stencil *st, int p) { return mgpu_stencil_slab(st, p)->device; }
-
 /* STREAM of PART waits for EVENT (of any device), its device made current. */
 static mgpu_status wait_on(const mgpu_stencil *st, int part, mgpu_event *event)
 {
-    MGPU_TRY(mgpu_device_set(device_of(st, part)));
+    MGPU_TRY(mgpu_device_set(mgpu_stencil_device(st, part)));
     return mgpu_stream_wait_event(mgpu_stencil_stream(st, part), event);
 }
 
 static mgpu_status record_on(const mgpu_stencil *st, int part, mgpu_event *event)
 {
-    MGPU_TRY(mgpu_device_set(device_of(st, part)));
+    MGPU_TRY(mgpu_device_set(mgpu_stencil_device(st, part)));
     return mgpu_event_record(event, mgpu_stencil_stream(st, part));
 }
 
@@ -88,7 +86,7 @@ static mgpu_status capture_end(mgpu_stencil *st, int nparts, mgpu_status status,
             status = wait_on(st, ORIGIN, mgpu_stencil_join_event(st, p));
     char first[512];
     snprintf(first, sizeof first, "%s", mgpu_last_error());
-    mgpu_status ended = mgpu_device_set(device_of(st, ORIGIN));
+    mgpu_status ended = mgpu_device_set(mgpu_stencil_device(st, ORIGIN));
     if (ended == MGPU_OK)
         ended = mgpu_graph_end(mgpu_stencil_stream(st, ORIGIN), graph);
     if (status == MGPU_OK)
@@ -103,11 +101,11 @@ static mgpu_status capture_end(mgpu_stencil *st, int nparts, mgpu_status status,
 static mgpu_status issue_step(mgpu_stencil *st, int nparts, long long step, int compute)
 {
     for (int p = 0; p < nparts; p++) {
-        MGPU_TRY(mgpu_device_set(device_of(st, p)));
+        MGPU_TRY(mgpu_device_set(mgpu_stencil_device(st, p)));
         MGPU_TRY(mgpu_stencil_send(st, p, step));
     }
     for (int p = 0; p < nparts; p++) {
-        MGPU_TRY(mgpu_device_set(device_of(st, p)));
+        MGPU_TRY(mgpu_device_set(mgpu_stencil_device(st, p)));
         MGPU_TRY(mgpu_stencil_recv(st, p, step));
         if (compute)
             MGPU_TRY(mgpu_stencil_compute(st, p, step));
@@ -126,7 +124,7 @@ mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *st, int nparts, long long k
     if (compute)
         MGPU_TRY(mgpu_fault_check_steps(nparts, 1, k));
     MGPU_TRY(issue_step(st, nparts, 0, compute));
-    MGPU_TRY(mgpu_device_set(device_of(st, ORIGIN)));
+    MGPU_TRY(mgpu_device_set(mgpu_stencil_device(st, ORIGIN)));
     MGPU_TRY(mgpu_graph_begin(mgpu_stencil_stream(st, ORIGIN)));
     mgpu_status status = record_on(st, ORIGIN, mgpu_stencil_fork_event(st));
     for (int p = 0; p < nparts && status == MGPU_OK; p++)
@@ -153,7 +151,7 @@ mgpu_status mgpu_stencil_replay(mgpu_stencil *st, int nparts, mgpu_graph *graph)
         MGPU_TRY(record_on(st, p, mgpu_stencil_join_event(st, p)));
         MGPU_TRY(wait_on(st, ORIGIN, mgpu_stencil_join_event(st, p)));
     }
-    MGPU_TRY(mgpu_device_set(device_of(st, ORIGIN)));
+    MGPU_TRY(mgpu_device_set(mgpu_stencil_device(st, ORIGIN)));
     MGPU_TRY(mgpu_graph_launch(graph, mgpu_stencil_stream(st, ORIGIN)));
     MGPU_TRY(record_on(st, ORIGIN, mgpu_stencil_fork_event(st)));
     for (int p = 0; p < nparts; p++)

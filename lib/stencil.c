@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "mgpu-private.h"
+#include "trace.h"
 
 /* Device rows start on 128-byte boundaries: whole memory transactions and
  * aligned vector loads for any nx.  The host backend uses the same layout so
@@ -414,9 +415,8 @@ static mgpu_status push_row(mgpu_stencil *st, part *pt, long long step, long lon
     }
 }
 
-mgpu_status mgpu_stencil_send(mgpu_stencil *st, int p, long long step)
+static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
 {
-    part *pt = &st->parts[p];
     MGPU_TRY(check_current(pt));
     MGPU_TRY(check_neighbours_local(st, pt));
     switch (st->mode) {
@@ -465,7 +465,18 @@ mgpu_status mgpu_stencil_send(mgpu_stencil *st, int p, long long step)
     }
 }
 
-mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
+/* Send and recv as the timeline names them (trace.h), the range closed on
+ * every return. */
+mgpu_status mgpu_stencil_send(mgpu_stencil *st, int p, long long step)
+{
+    part *pt = &st->parts[p];
+    mgpu_trace_begin(MGPU_TRACE_SEND, pt->slab.device, step);
+    mgpu_status status = send_part(st, pt, step);
+    mgpu_trace_end();
+    return status;
+}
+
+static mgpu_status recv_part(mgpu_stencil *st, int p, long long step)
 {
     part *pt = &st->parts[p];
     MGPU_TRY(check_current(pt));
@@ -510,6 +521,14 @@ mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
     return MGPU_OK;
 }
 
+mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
+{
+    mgpu_trace_begin(MGPU_TRACE_RECV, st->parts[p].slab.device, step);
+    mgpu_status status = recv_part(st, p, step);
+    mgpu_trace_end();
+    return status;
+}
+
 /* Local rows [L0, L1) of step STEP on STREAM; rows L0 and L1-1 of the
  * result also go to FIRST_TO and LAST_TO unless NULL. */
 static mgpu_status compute_local(mgpu_stencil *st, part *pt, long long step, long long l0,
@@ -518,9 +537,13 @@ static mgpu_status compute_local(mgpu_stencil *st, part *pt, long long step, lon
 {
     MGPU_TRY(mgpu_fault_check(pt->slab.part, step));
     MGPU_TRY(check_current(pt));
-    return mgpu_stencil_rows_sending(st->desc.kernel, pt->buf[step & 1],
-                                     pt->buf[(step + 1) & 1], st->desc.nx, pt->pitch, l0, l1,
-                                     first_to, last_to, stream);
+    mgpu_trace_begin(MGPU_TRACE_COMPUTE, pt->slab.device, step);
+    mgpu_status status = mgpu_stencil_rows_sending(st->desc.kernel, pt->buf[step & 1],
+                                                   pt->buf[(step + 1) & 1], st->desc.nx,
+                                                   pt->pitch, l0, l1, first_to, last_to,
+                                                   stream);
+    mgpu_trace_end();
+    return status;
 }
 
 mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, long long r0,

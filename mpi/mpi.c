@@ -29,6 +29,7 @@
 #endif
 
 #include "mgpu.h"
+#include "trace.h"
 
 static const char *const overlap_names[] = {"off", "on", NULL};
 static long long overlap; /* an index of overlap_names: 1 on */
@@ -76,9 +77,14 @@ static void find_place(void)
     MPI_Get_processor_name(me.host, &length);
 }
 
+/* Rank 0's progress line, cleared before an error is printed (a static is
+ * off until rank 0 turns it on). */
+static mgpu_progress shown;
+
 /* A rank that fails ends the job; the line says which rank, where and why. */
 static void abort_job(int code, const char *why)
 {
+    mgpu_progress_end(&shown);
     mgpu_error(&program, "rank %d on %s: %s", me.rank, me.host, why);
     MPI_Abort(MPI_COMM_WORLD, code);
     exit(code); /* not reached: MPI_Abort does not return */
@@ -357,13 +363,18 @@ static mgpu_status halos_in(domain *dm, long long step)
  * with a receive, so a ring of ranks that all send at once cannot deadlock. */
 static mgpu_status step_plain(domain *dm, long long step, bool compute)
 {
-    MGPU_TRY(edges_out(dm, step));
-    MGPU_TRY(mgpu_stream_synchronize(mgpu_stencil_stream(dm->st, dm->part)));
-    for (int d = 0; d < 2; d++)
+    mgpu_trace_begin(MGPU_TRACE_EXCHANGE, me.device, step);
+    mgpu_status status = edges_out(dm, step);
+    if (status == MGPU_OK)
+        status = mgpu_stream_synchronize(mgpu_stencil_stream(dm->st, dm->part));
+    for (int d = 0; d < 2 && status == MGPU_OK; d++)
         MPI_Sendrecv(outgoing(dm, step, d), dm->nx, MPI_FLOAT, dm->to[d], d,
                      incoming(dm, step, d), dm->nx, MPI_FLOAT, dm->from[d], d, dm->comm,
                      MPI_STATUS_IGNORE);
-    MGPU_TRY(halos_in(dm, step));
+    if (status == MGPU_OK)
+        status = halos_in(dm, step);
+    mgpu_trace_end();
+    MGPU_TRY(status);
     return compute ? mgpu_stencil_compute(dm->st, dm->part, step) : MGPU_OK;
 }
 
@@ -383,6 +394,7 @@ static mgpu_status step_overlapped(domain *dm, long long step, bool compute)
     if (compute && last - first > 1)
         MGPU_TRY(mgpu_stencil_compute_rows(st, p, step, first + 1, last, stream));
     MGPU_TRY(mgpu_event_synchronize(dm->edges_ready));
+    mgpu_trace_begin(MGPU_TRACE_EXCHANGE, me.device, step);
     MPI_Request requests[4];
     for (int d = 0; d < 2; d++)
         MPI_Irecv(incoming(dm, step, d), dm->nx, MPI_FLOAT, dm->from[d], d, dm->comm,
@@ -391,7 +403,9 @@ static mgpu_status step_overlapped(domain *dm, long long step, bool compute)
         MPI_Isend(outgoing(dm, step, d), dm->nx, MPI_FLOAT, dm->to[d], d, dm->comm,
                   &requests[2 + d]);
     MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
-    MGPU_TRY(halos_in(dm, step));
+    mgpu_status status = halos_in(dm, step);
+    mgpu_trace_end();
+    MGPU_TRY(status);
     if (!compute)
         return MGPU_OK;
     MGPU_TRY(mgpu_stencil_compute_rows(st, p, step, first, first + 1, stream));
@@ -401,24 +415,35 @@ static mgpu_status step_overlapped(domain *dm, long long step, bool compute)
 
 /* STEPS steps from the field the domain holds; with COMPUTE false the
  * kernels are left out (the exchanges alone). */
-static mgpu_status run_steps(domain *dm, long long steps, bool compute)
+static mgpu_status run_steps(domain *dm, long long steps, bool compute,
+                             mgpu_progress *progress)
 {
-    for (long long step = 0; step < steps; step++)
-        MGPU_TRY(overlap ? step_overlapped(dm, step, compute) : step_plain(dm, step, compute));
+    for (long long step = 0; step < steps; step++) {
+        mgpu_trace_begin(MGPU_TRACE_STEP, me.device, step);
+        mgpu_status status = overlap ? step_overlapped(dm, step, compute)
+                                     : step_plain(dm, step, compute);
+        mgpu_trace_end();
+        MGPU_TRY(status);
+        mgpu_progress_step(progress, step + 1);
+    }
     return mgpu_stencil_synchronize(dm->st, dm->part);
 }
 
 /* WARMUP untimed runs, then REPEATS timed ones into SECONDS, each from the
  * initial field.  A run takes as long as its slowest rank, from a common
- * start (a barrier) to the end of that rank's last step on its device. */
+ * start (a barrier) to the end of that rank's last step on its device.
+ * PROGRESS (rank 0's, NULL elsewhere) shows them as WHAT. */
 static mgpu_status run_timed(domain *dm, const mgpu_options *opt, bool compute, int warmup,
-                             int repeats, double *seconds)
+                             int repeats, double *seconds, mgpu_progress *progress,
+                             const char *what)
 {
+    mgpu_progress_begin(progress, what, warmup, repeats, compute);
     for (int r = 0; r < warmup + repeats; r++) {
         MGPU_TRY(mgpu_stencil_reset(dm->st, dm->part));
         MPI_Barrier(dm->comm);
+        mgpu_progress_run(progress, r);
         double start = mgpu_now();
-        MGPU_TRY(run_steps(dm, opt->steps, compute));
+        MGPU_TRY(run_steps(dm, opt->steps, compute, progress));
         double mine = mgpu_now() - start, slowest;
         MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, dm->comm);
         if (r >= warmup)
@@ -511,16 +536,23 @@ static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
             abort_job(1, "the gathered field: out of host memory");
     }
 
+    /* Rank 0 alone shows the progress: all ranks step together. */
+    mgpu_progress *progress = NULL;
+    if (me.rank == 0) {
+        mgpu_progress_init(&shown, opt, stderr);
+        progress = &shown;
+    }
     domain dm;
     check(domain_create(&dm, MPI_COMM_WORLD, opt, mode));
-    check(run_timed(&dm, opt, true, opt->warmup, opt->repeat, seconds));
+    check(run_timed(&dm, opt, true, opt->warmup, opt->repeat, seconds, progress, NULL));
     record.time = mgpu_stats_of(seconds, opt->repeat);
     if (verify)
         check(gather(&dm, opt, field));
     /* The same steps with the kernels left out: the exchange's share. */
     record.exchange_s = 0.0;
     if (me.ranks > 1 || opt->kernel == MGPU_KERNEL_JACOBI) {
-        check(run_timed(&dm, opt, false, 1, opt->repeat, seconds));
+        check(run_timed(&dm, opt, false, 1, opt->repeat, seconds, progress,
+                        "exchanges alone"));
         record.exchange_s = mgpu_stats_of(seconds, opt->repeat).median;
     }
     domain_destroy(&dm);
@@ -533,7 +565,8 @@ static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
         MPI_Comm_split(MPI_COMM_WORLD, me.rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
         if (solo != MPI_COMM_NULL) {
             check(domain_create(&dm, solo, opt, mode));
-            check(run_timed(&dm, opt, true, opt->warmup, opt->repeat, seconds));
+            check(run_timed(&dm, opt, true, opt->warmup, opt->repeat, seconds, progress,
+                            "1 device"));
             record.baseline_s = mgpu_stats_of(seconds, opt->repeat).median;
             domain_destroy(&dm);
             MPI_Comm_free(&solo);
@@ -561,7 +594,10 @@ static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
 
     int code = 0;
     if (me.rank == 0) {
+        if (field)
+            mgpu_progress_note(progress, "verifying");
         mgpu_status status = field ? mgpu_verify_field(field, opt, &record) : MGPU_OK;
+        mgpu_progress_end(progress);
         if (status == MGPU_OK || status == MGPU_ERR_VERIFY) {
             mgpu_status printed = mgpu_record_print(&record, opt->format, opt->header, stdout);
             if (printed != MGPU_OK)

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 
 #include "mgpu.h"
+#include "trace.h"
 
 static long long cpu_control;
 static long long use_graph;
@@ -83,14 +84,16 @@ typedef struct part_thread {
  * thread failed and all leave. */
 static bool one_step(part_thread *t, long long step)
 {
+    mgpu_trace_begin(MGPU_TRACE_STEP, mgpu_stencil_device(t->st, t->p), step);
     if (t->status == MGPU_OK)
         t->status = mgpu_stencil_send(t->st, t->p, step);
-    if (!arrive(t->failure, t->status, &t->barrier, t->waited))
-        return false;
-    t->status = mgpu_stencil_recv(t->st, t->p, step);
-    if (t->status == MGPU_OK && t->run->compute)
+    bool go_on = arrive(t->failure, t->status, &t->barrier, t->waited);
+    if (go_on)
+        t->status = mgpu_stencil_recv(t->st, t->p, step);
+    if (go_on && t->status == MGPU_OK && t->run->compute)
         t->status = mgpu_stencil_compute(t->st, t->p, step);
-    return true;
+    mgpu_trace_end();
+    return go_on;
 }
 
 /* With a graph: step 0, then thread 0 replays it while the others wait at
@@ -108,8 +111,11 @@ static long long replay(part_thread *t, const graph_steps *g)
         /* A replayed kernel checks nothing: its steps are checked here. */
         if (t->status == MGPU_OK)
             t->status = mgpu_fault_check_steps(t->run->ndevices, step, g->k);
+        mgpu_trace_replay_begin(step, g->k);
         if (t->status == MGPU_OK)
             t->status = mgpu_stencil_replay(t->st, t->run->ndevices, g->graph);
+        mgpu_trace_end();
+        mgpu_progress_step(t->run->progress, step + g->k);
     }
     return arrive(t->failure, t->status, &t->barrier, t->waited) ? step : -1;
 }
@@ -121,12 +127,16 @@ static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *fa
 {
     mgpu_status entered = mgpu_device_set(mgpu_stencil_device(st, p));
     part_thread t = {st, run, p, failure, 0, waited, entered};
+    /* Thread 0 tells the progress of the run. */
+    mgpu_progress *progress = p == 0 ? run->progress : NULL;
     long long step = replay(&t, g);
     if (step < 0)
         return;
-    for (; step < run->opt->steps; step++)
+    for (; step < run->opt->steps; step++) {
         if (!one_step(&t, step))
             return;
+        mgpu_progress_step(progress, step + 1);
+    }
     double before = mgpu_now();
     if (t.status == MGPU_OK)
         t.status = mgpu_stencil_synchronize(st, p);
@@ -225,6 +235,7 @@ static mgpu_status timed_runs(mgpu_stencil *st, mgpu_run *run, const graph_steps
         mgpu_record_set_number(run->record, "graph_steps", (double) g->k);
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         double seconds, run_waited, run_synced;
+        mgpu_progress_run(run->progress, r);
         mgpu_status status = run_once(st, run, g, &seconds, &run_waited, &run_synced);
         if (status != MGPU_OK)
             return status;
@@ -237,6 +248,10 @@ static mgpu_status timed_runs(mgpu_stencil *st, mgpu_run *run, const graph_steps
     if (run->record && run->compute)
         mgpu_record_set_number(run->record, "barrier_wait_s",
                                waited / run->ndevices / run->repeats);
+    if (control) {
+        mgpu_progress_begin(run->progress, "with the CPU control", 0, 1, 1);
+        mgpu_progress_run(run->progress, 0);
+    }
     mgpu_status status = control ? control_run(st, run, g, control) : MGPU_OK;
     if (status != MGPU_OK || !run->field)
         return status;

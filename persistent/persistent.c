@@ -272,7 +272,12 @@ static mgpu_status timed_runs(state *s, mgpu_run *run)
 {
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         double seconds, launch_s;
+        /* The kernels tell the host nothing while they run (a write to host
+         * memory each step would cost the floor they measure): the progress
+         * moves a whole run at a time. */
+        mgpu_progress_run(run->progress, r);
         MGPU_TRY(one_run(s, run, &seconds, &launch_s));
+        mgpu_progress_step(run->progress, run->opt->steps);
         if (r < run->warmup)
             continue;
         run->seconds[r - run->warmup] = seconds;

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "mgpu.h"
+#include "trace.h"
 
 enum mode { MODE_STEP, MODE_PERSISTENT };
 static const char *const mode_names[] = {"step", "persistent", NULL};
@@ -181,14 +182,16 @@ static bool arrive(worker *w, mgpu_status status, bool counted)
 static bool one_step(worker *w, mgpu_status *status, long long step, bool timed)
 {
     team *t = w->team;
+    mgpu_trace_begin(MGPU_TRACE_STEP, mgpu_stencil_device(t->st, w->part), step);
     if (*status == MGPU_OK)
         *status = mgpu_stencil_send(t->st, w->part, step);
-    if (!arrive(w, *status, timed))
-        return false;
-    *status = mgpu_stencil_recv(t->st, w->part, step);
-    if (*status == MGPU_OK && t->run->compute)
+    bool go_on = arrive(w, *status, timed);
+    if (go_on)
+        *status = mgpu_stencil_recv(t->st, w->part, step);
+    if (go_on && *status == MGPU_OK && t->run->compute)
         *status = mgpu_stencil_compute(t->st, w->part, step);
-    return true;
+    mgpu_trace_end();
+    return go_on;
 }
 
 /* With a graph, after step 0 worker 0 replays it while the others wait at
@@ -209,8 +212,11 @@ static bool replay(worker *w, mgpu_status *status, long long *step, bool timed)
         /* A replayed kernel checks nothing: its steps are checked here. */
         if (*status == MGPU_OK)
             *status = mgpu_fault_check_steps(t->n, *step, k);
+        mgpu_trace_replay_begin(*step, k);
         if (*status == MGPU_OK)
             *status = mgpu_stencil_replay(t->st, t->n, t->graph);
+        mgpu_trace_end();
+        mgpu_progress_step(t->run->progress, *step + k);
     }
     return arrive(w, *status, timed);
 }
@@ -240,13 +246,18 @@ static void *step_worker(void *arg)
         w->run_waited = 0.0;
         if (!arrive(w, status, false))
             return NULL;
+        /* Worker 0 tells the progress of the run. */
+        mgpu_progress *progress = p == 0 ? run->progress : NULL;
+        mgpu_progress_run(progress, r);
         double start = mgpu_now();
         long long step;
         if (!replay(w, &status, &step, timed))
             return NULL;
-        for (; step < run->opt->steps; step++)
+        for (; step < run->opt->steps; step++) {
             if (!one_step(w, &status, step, timed))
                 return NULL;
+            mgpu_progress_step(progress, step + 1);
+        }
         double before = mgpu_now();
         if (status == MGPU_OK)
             status = mgpu_stencil_synchronize(st, p);
@@ -389,15 +400,16 @@ static bool collect(team *t)
     return !mgpu_failure_before(&t->failure, t->commands++);
 }
 
-/* One run: the initial field, then steps+1 commands, timed from the first
- * to the devices synchronised; the main thread advances the CPU control C,
- * when there is one, while the devices work. */
-static bool persistent_run(team *t, control *c, double *seconds)
+/* One run, run R of the phase: the initial field, then steps+1 commands,
+ * timed from the first to the devices synchronised; the main thread
+ * advances the CPU control C, when there is one, while the devices work. */
+static bool persistent_run(team *t, control *c, int r, double *seconds)
 {
     long long steps = t->run->opt->steps;
     release(t, CMD_RESET, 0);
     if (!collect(t))
         return false;
+    mgpu_progress_run(t->run->progress, r);
     double start = mgpu_now();
     for (long long k = 0; k <= steps; k++) {
         release(t, CMD_ADVANCE, k);
@@ -405,6 +417,7 @@ static bool persistent_run(team *t, control *c, double *seconds)
             control_step(c);
         if (!collect(t))
             return false;
+        mgpu_progress_step(t->run->progress, k); /* command K ends step K-1 */
     }
     *seconds = mgpu_now() - start;
     return true;
@@ -429,14 +442,16 @@ static mgpu_status persistent_mode(team *t, control *c)
         bool ok = true;
         for (int r = 0; ok && r < run->warmup + run->repeats; r++) {
             double seconds;
-            ok = persistent_run(t, NULL, &seconds);
+            ok = persistent_run(t, NULL, r, &seconds);
             /* Not run->waited: the main thread's time at "finish" holds the
              * workers' issuing too, so the record leaves issue and wait out. */
             if (ok && r >= run->warmup)
                 run->seconds[r - run->warmup] = seconds;
         }
         double both;
-        if (ok && c && persistent_run(t, c, &both)) {
+        if (ok && c)
+            mgpu_progress_begin(run->progress, "with the CPU control", 0, 1, 1);
+        if (ok && c && persistent_run(t, c, 0, &both)) {
             double alone = mgpu_stats_of(run->seconds, run->repeats).median;
             double hidden = c->seconds > 0.0 ? (alone + c->seconds - both) / c->seconds : 1.0;
             mgpu_record_set_number(run->record, "cpu_control_s", c->seconds);

@@ -12,6 +12,7 @@
 #endif
 
 #include "mgpu.h"
+#include "trace.h"
 
 enum context_kind { CONTEXT_RUNTIME, CONTEXT_DRIVER };
 static const char *const context_names[] = {"runtime", "driver", NULL};
@@ -50,7 +51,7 @@ static mgpu_status leave(void)
 /* One step on N devices, two passes over them: every device sends its edge
  * rows to its neighbours, then every device takes its halos and launches its
  * kernel.  Nothing here waits for a device. */
-static mgpu_status one_step(mgpu_stencil *st, int n, long long step, int compute)
+static mgpu_status issue_step(mgpu_stencil *st, int n, long long step, int compute)
 {
     for (int p = 0; p < n; p++) {
         MGPU_TRY(enter(mgpu_stencil_device(st, p)));
@@ -65,6 +66,14 @@ static mgpu_status one_step(mgpu_stencil *st, int n, long long step, int compute
         MGPU_TRY(leave());
     }
     return MGPU_OK;
+}
+
+static mgpu_status one_step(mgpu_stencil *st, int n, long long step, int compute)
+{
+    mgpu_trace_begin(MGPU_TRACE_STEP, MGPU_TRACE_ALL, step);
+    mgpu_status status = issue_step(st, n, step, compute);
+    mgpu_trace_end();
+    return status;
 }
 
 /* --graph: steps 1 to K of every device, captured after a plain step 0
@@ -87,7 +96,7 @@ static mgpu_status capture(mgpu_stencil *st, const mgpu_run *run, graph_steps *g
 /* STEPS steps on N devices, from the graph where there is one; the host
  * waits once, at the end, and *WAITED gets how long. */
 static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compute,
-                             const graph_steps *g, double *waited)
+                             const graph_steps *g, mgpu_progress *progress, double *waited)
 {
     long long step = 0;
     if (g->graph && steps > 0) {
@@ -95,11 +104,17 @@ static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compu
         for (step = 1; step + g->k <= steps; step += g->k) {
             /* A replayed kernel checks nothing: its steps are checked here. */
             MGPU_TRY(mgpu_fault_check_steps(n, step, g->k));
-            MGPU_TRY(mgpu_stencil_replay(st, n, g->graph));
+            mgpu_trace_replay_begin(step, g->k);
+            mgpu_status status = mgpu_stencil_replay(st, n, g->graph);
+            mgpu_trace_end();
+            MGPU_TRY(status);
+            mgpu_progress_step(progress, step + g->k);
         }
     }
-    for (; step < steps; step++)
+    for (; step < steps; step++) {
         MGPU_TRY(one_step(st, n, step, compute));
+        mgpu_progress_step(progress, step + 1);
+    }
     double before = mgpu_now();
     for (int p = 0; p < n; p++) {
         MGPU_TRY(enter(mgpu_stencil_device(st, p)));
@@ -116,8 +131,9 @@ static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run, const graph_steps 
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         for (int p = 0; p < n; p++)
             MGPU_TRY(mgpu_stencil_reset(st, p));
+        mgpu_progress_run(run->progress, r);
         double start = mgpu_now(), waited;
-        MGPU_TRY(run_steps(st, n, run->opt->steps, run->compute, g, &waited));
+        MGPU_TRY(run_steps(st, n, run->opt->steps, run->compute, g, run->progress, &waited));
         if (r >= run->warmup) {
             run->seconds[r - run->warmup] = mgpu_now() - start;
             run->waited[r - run->warmup] = waited;

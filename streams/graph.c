@@ -33,7 +33,7 @@ mgpu_status streams_graph_capture(streams_domain *dom, long long steps, int comp
     /* The same two steps run plainly first: a kernel's first launch loads
      * its code and asks the device for its launch shape, which the capture
      * must not have to do. */
-    MGPU_TRY(streams_run(dom, dom->graph_steps, compute, NULL, &seconds, &host_seconds));
+    MGPU_TRY(streams_run(dom, dom->graph_steps, compute, NULL, NULL, &seconds, &host_seconds));
     MGPU_TRY(mgpu_device_set(device));
     MGPU_TRY(mgpu_graph_begin(origin));
     mgpu_status status = streams_fork(dom);
@@ -67,7 +67,10 @@ mgpu_status streams_graph_replay(streams_domain *dom, mgpu_graph *graph, long lo
         /* The kernels in the graph checked MGPU_INJECT_FAULT for steps 0 to
          * k-1 when they were captured; the replayed steps are checked here. */
         MGPU_TRY(mgpu_fault_check_steps(dom->nparts, step, k));
-        MGPU_TRY(mgpu_graph_launch(graph, origin));
+        mgpu_trace_replay_begin(step, k);
+        mgpu_status status = mgpu_graph_launch(graph, origin);
+        mgpu_trace_end();
+        MGPU_TRY(status);
         *done = step + k;
     }
     if (*done == steps)

@@ -134,7 +134,8 @@ static int least_progress(const monitor_state *ms)
 /* Read the progress in mapped memory while the workers run, printing it
  * (every tenth of the run) when PRINT; *SEEN counts the values the host saw
  * before the end.  Returns once every worker has ended. */
-static mgpu_status watch(monitor_state *ms, long long steps, int print, int *seen)
+static mgpu_status watch(monitor_state *ms, long long steps, int print,
+                         mgpu_progress *progress, int *seen)
 {
     volatile mgpu_signal *signal = ms->signal;
     int last = 0;
@@ -155,6 +156,7 @@ static mgpu_status watch(monitor_state *ms, long long steps, int print, int *see
         if (all_done)
             return MGPU_OK;
         int least = least_progress(ms);
+        mgpu_progress_step(progress, least);
         if (least != last) {
             (*seen)++;
             last = least;
@@ -226,7 +228,7 @@ static mgpu_status monitor_run(monitor_state *ms, const mgpu_run *run, int print
             status = mgpu_persistent_launch(&desc, mgpu_stencil_stream(ms->st, p));
     }
     if (status == MGPU_OK)
-        status = watch(ms, run->opt->steps, print, seen);
+        status = watch(ms, run->opt->steps, print, run->progress, seen);
     else
         signal->stop = 1; /* the kernels already launched leave */
     status = wait_all(ms, status);
@@ -253,6 +255,7 @@ static mgpu_status measure(monitor_state *ms, mgpu_run *run)
     int print = run->record && run->compute, seen = 0;
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         double s;
+        mgpu_progress_run(run->progress, r);
         MGPU_TRY(monitor_run(ms, run, print && r >= run->warmup, &s, &seen));
         if (r >= run->warmup)
             run->seconds[r - run->warmup] = s;

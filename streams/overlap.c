@@ -144,7 +144,7 @@ void streams_domain_destroy(streams_domain *dom)
 
 /* Copy row ROW of part FROM's buffer B into halo HALO of part TO's buffer B,
  * on STREAM of FROM's device, the current one. */
-static mgpu_status send_row(const streams_domain *dom, int from, mgpu_row row, int to,
+static mgpu_status copy_row(const streams_domain *dom, int from, mgpu_row row, int to,
                             mgpu_row halo, int b, mgpu_stream *stream)
 {
     const float *src = mgpu_stencil_row(dom->st, from, b, row);
@@ -161,6 +161,17 @@ static mgpu_status send_row(const streams_domain *dom, int from, mgpu_row row, i
     default:
         return mgpu_copy_peer_async(dst, dst_dev, src, src_dev, bytes, stream);
     }
+}
+
+/* copy_row in a range inside its step's (streams_step); the range's payload
+ * is B, the parity of the buffer written, all that is known here. */
+static mgpu_status send_row(const streams_domain *dom, int from, mgpu_row row, int to,
+                            mgpu_row halo, int b, mgpu_stream *stream)
+{
+    mgpu_trace_begin(MGPU_TRACE_SEND, slab_of(dom, from)->device, b);
+    mgpu_status status = copy_row(dom, from, row, to, halo, b, stream);
+    mgpu_trace_end();
+    return status;
 }
 
 /* Part P's first row of buffer B into the above part's bottom halo, its last
@@ -287,7 +298,7 @@ static mgpu_status step_serial(streams_domain *dom, int p, long long step, int c
     return MGPU_OK;
 }
 
-mgpu_status streams_step(streams_domain *dom, long long step, int compute)
+static mgpu_status issue_step(streams_domain *dom, long long step, int compute)
 {
     for (int p = 0; p < dom->nparts; p++) {
         MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
@@ -297,6 +308,14 @@ mgpu_status streams_step(streams_domain *dom, long long step, int compute)
             MGPU_TRY(step_serial(dom, p, step, compute));
     }
     return MGPU_OK;
+}
+
+mgpu_status streams_step(streams_domain *dom, long long step, int compute)
+{
+    mgpu_trace_begin(MGPU_TRACE_STEP, MGPU_TRACE_ALL, step);
+    mgpu_status status = issue_step(dom, step, compute);
+    mgpu_trace_end();
+    return status;
 }
 
 /* The streams part P uses, but the origin (part 0's interior stream). */
@@ -356,7 +375,7 @@ mgpu_status streams_synchronize(streams_domain *dom)
 }
 
 mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_graph *graph,
-                        double *seconds, double *host_seconds)
+                        mgpu_progress *progress, double *seconds, double *host_seconds)
 {
     for (int p = 0; p < dom->nparts; p++)
         MGPU_TRY(mgpu_stencil_reset(dom->st, p));
@@ -370,8 +389,11 @@ mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_
     long long step = 0;
     if (graph)
         MGPU_TRY(streams_graph_replay(dom, graph, steps, &step));
-    for (; step < steps; step++)
+    mgpu_progress_step(progress, step);
+    for (; step < steps; step++) {
         MGPU_TRY(streams_step(dom, step, compute));
+        mgpu_progress_step(progress, step + 1);
+    }
     *host_seconds = mgpu_now() - start;
     MGPU_TRY(streams_synchronize(dom));
     *seconds = mgpu_now() - start;

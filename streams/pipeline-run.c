@@ -171,7 +171,7 @@ static void step_buffers(pipeline_state *ps, long long step, const float **in, f
 
 /* Every device's pipeline at once: each is started, and only then waited
  * for, so the devices' copies and kernels run side by side. */
-static mgpu_status pipelined_steps(pipeline_state *ps)
+static mgpu_status pipelined_steps(pipeline_state *ps, mgpu_progress *progress)
 {
     size_t nx = (size_t) ps->opt->nx;
     for (long long step = 0; step < ps->opt->steps; step++) {
@@ -197,6 +197,7 @@ static mgpu_status pipelined_steps(pipeline_state *ps)
                 status = s;
         }
         MGPU_TRY(status);
+        mgpu_progress_step(progress, step + 1);
     }
     return MGPU_OK;
 }
@@ -207,7 +208,7 @@ typedef struct stage_times {
 
 /* The same steps, every chunk's upload, compute and download one after
  * another, device after device. */
-static mgpu_status serial_steps(pipeline_state *ps, stage_times *t)
+static mgpu_status serial_steps(pipeline_state *ps, mgpu_progress *progress, stage_times *t)
 {
     size_t nx = (size_t) ps->opt->nx;
     *t = (stage_times){0, 0, 0};
@@ -225,6 +226,7 @@ static mgpu_status serial_steps(pipeline_state *ps, stage_times *t)
             t->compute += work;
             t->download += down;
         }
+        mgpu_progress_step(progress, step + 1);
     }
     return MGPU_OK;
 }
@@ -237,8 +239,10 @@ static mgpu_status time_runs(pipeline_state *ps, const mgpu_run *run, double *se
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         stage_times t;
         reset(ps);
+        mgpu_progress_run(run->progress, r);
         double start = mgpu_now();
-        MGPU_TRY(stages ? serial_steps(ps, &t) : pipelined_steps(ps));
+        MGPU_TRY(stages ? serial_steps(ps, run->progress, &t)
+                        : pipelined_steps(ps, run->progress));
         if (r >= run->warmup) {
             seconds[r - run->warmup] = mgpu_now() - start;
             if (stages)
@@ -268,6 +272,8 @@ static mgpu_status compare(pipeline_state *ps, const mgpu_run *run, double pipel
     double *up = calloc((size_t) n, sizeof *up), *work = calloc((size_t) n, sizeof *work);
     double *down = calloc((size_t) n, sizeof *down);
     stage_times *stages = calloc((size_t) n, sizeof *stages);
+    mgpu_progress_begin(run->progress, "serial chunks", run->warmup, run->repeats,
+                        run->compute);
     mgpu_status status = serial && up && work && down && stages
                              ? time_runs(ps, run, serial, stages)
                              : mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory");

@@ -129,7 +129,8 @@ static mgpu_status time_runs(streams_domain *dom, const mgpu_run *run, int compu
 {
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         double s, h;
-        MGPU_TRY(streams_run(dom, run->opt->steps, compute, graph, &s, &h));
+        mgpu_progress_run(run->progress, r);
+        MGPU_TRY(streams_run(dom, run->opt->steps, compute, graph, run->progress, &s, &h));
         if (r >= run->warmup) {
             seconds[r - run->warmup] = s;
             host[r - run->warmup] = h;
@@ -140,11 +141,13 @@ static mgpu_status time_runs(streams_domain *dom, const mgpu_run *run, int compu
 
 static double median(double *samples, int n) { return mgpu_stats_of(samples, n).median; }
 
-/* The median time of the same runs done otherwise: the other overlap
- * setting, no graph, or the halos alone with another exchange mode. */
-static mgpu_status time_variant(streams_domain *dom, const mgpu_run *run, int compute,
-                                double *seconds, double *host)
+/* The median time of the same runs done otherwise (WHAT, on the progress
+ * line): the other overlap setting, no graph, or the halos alone with
+ * another exchange mode. */
+static mgpu_status time_variant(streams_domain *dom, const mgpu_run *run, const char *what,
+                                int compute, double *seconds, double *host)
 {
+    mgpu_progress_begin(run->progress, what, run->warmup, run->repeats, compute);
     double *s = calloc((size_t) run->repeats, sizeof *s);
     double *h = calloc((size_t) run->repeats, sizeof *h);
     mgpu_status status = s && h ? time_runs(dom, run, compute, NULL, s, h)
@@ -164,12 +167,14 @@ static mgpu_status compare_exchange(streams_domain *dom, const mgpu_run *run)
 {
     static const mgpu_exchange modes[2] = {MGPU_EXCHANGE_PEER, MGPU_EXCHANGE_PEER_ASYNC};
     static const char *const keys[2] = {"halo_peer_ms", "halo_peer_async_ms"};
+    static const char *const names[2] = {"halos by cudaMemcpyPeer",
+                                         "halos by cudaMemcpyPeerAsync"};
     mgpu_exchange mode = dom->mode;
     double ms[2], host;
     mgpu_status status = MGPU_OK;
     for (int k = 0; k < 2 && status == MGPU_OK; k++) {
         dom->mode = modes[k];
-        status = time_variant(dom, run, 0, &ms[k], &host);
+        status = time_variant(dom, run, names[k], 0, &ms[k], &host);
         ms[k] *= 1e3 / (double) run->opt->steps;
         mgpu_record_set_number(run->record, keys[k], ms[k]);
     }
@@ -189,13 +194,14 @@ static mgpu_status compare(const streams_options *o, streams_domain *dom, const 
     mgpu_record_set_text(rec, "overlap", dom->overlap ? "on" : "off");
     mgpu_record_set_number(rec, "host_us_per_step", host_s / steps * 1e6);
     if (o->graph) {
-        MGPU_TRY(time_variant(dom, run, 1, &other_s, &other_host_s));
+        MGPU_TRY(time_variant(dom, run, "without the graph", 1, &other_s, &other_host_s));
         mgpu_record_set_number(rec, "time_nograph_s", other_s);
         mgpu_record_set_number(rec, "host_us_per_step_nograph", other_host_s / steps * 1e6);
         mgpu_record_set_number(rec, "graph_gain", other_s / time_s);
     } else {
         dom->overlap = !dom->overlap;
-        mgpu_status status = time_variant(dom, run, 1, &other_s, &other_host_s);
+        mgpu_status status = time_variant(dom, run, dom->overlap ? "overlap on" : "overlap off",
+                                          1, &other_s, &other_host_s);
         dom->overlap = !dom->overlap;
         MGPU_TRY(status);
         double on = dom->overlap ? time_s : other_s, off = dom->overlap ? other_s : time_s;

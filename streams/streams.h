@@ -3,6 +3,7 @@
 #define STREAMS_H
 
 #include "mgpu.h"
+#include "trace.h"
 
 /* The program's own options, as the command line left them (long long, as
  * the parser writes them). */
@@ -66,10 +67,11 @@ mgpu_status streams_join(streams_domain *dom);
 mgpu_status streams_synchronize(streams_domain *dom);
 
 /* One run from the initial field: STEPS steps issued one by one, or, with
- * GRAPH, replayed from it two at a time.  *HOST_SECONDS gets the host's time
- * to issue them, *SECONDS the time until the devices are done. */
+ * GRAPH, replayed from it two at a time, told to PROGRESS (may be NULL).
+ * *HOST_SECONDS gets the host's time to issue them, *SECONDS the time until
+ * the devices are done. */
 mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_graph *graph,
-                        double *seconds, double *host_seconds);
+                        mgpu_progress *progress, double *seconds, double *host_seconds);
 
 /* --------------------------------------------------- CUDA graphs (graph.c) */
 

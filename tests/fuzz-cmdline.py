@@ -176,7 +176,12 @@ def run_case(path, args, env, cwd):
     except subprocess.TimeoutExpired:
         return "timeout", [], time.monotonic() - start
     code = done.returncode
-    lines = done.stderr.decode("utf-8", "replace").splitlines()
+    # A line is what a terminal keeps: --progress redraws one line in place
+    # with carriage returns and blanks it before an error, so each line
+    # counts as what follows its last carriage return.
+    text = done.stderr.decode("utf-8", "replace")
+    lines = [line.rsplit("\r", 1)[-1] for line in text.split("\n")]
+    lines = lines[:-1] if lines and lines[-1] == "" else lines
     return (code if code >= 0 else "signal %d" % -code), lines, time.monotonic() - start
 
 

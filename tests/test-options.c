@@ -188,6 +188,7 @@ static void test_defaults(void)
     CHECK(opt.format == MGPU_FORMAT_TABLE, "default format table");
     CHECK(opt.seed == 1, "default seed 1");
     CHECK(opt.baseline == 0 && opt.header == 1, "default no baseline, csv header");
+    CHECK(opt.progress == MGPU_PROGRESS_AUTO, "default progress auto");
     CHECK(context == 0 && chunks == 4 && pipeline == 0, "extra options keep their defaults");
     CHECK(err[0] == '\0' && out[0] == '\0', "nothing printed");
 }
@@ -409,6 +410,28 @@ static void test_bare_choice(void)
           "--help: the bare form and its value");
 }
 
+/* --progress takes the forms of a choice that may stand alone, and
+ * --no-progress is --progress=never. */
+static void test_progress(void)
+{
+    mgpu_options opt;
+    int code = PARSE(&opt, "--progress", "--nx=64");
+
+    CHECK(code == -1 && opt.progress == MGPU_PROGRESS_ALWAYS && opt.nx == 64,
+          "--progress alone is --progress=always");
+    code = PARSE(&opt, "--progress=never");
+    CHECK(code == -1 && opt.progress == MGPU_PROGRESS_NEVER, "--progress=never");
+    code = PARSE(&opt, "--progress", "auto");
+    CHECK(code == -1 && opt.progress == MGPU_PROGRESS_AUTO, "--progress auto, the next word");
+    code = PARSE(&opt, "--progress", "--no-progress");
+    CHECK(code == -1 && opt.progress == MGPU_PROGRESS_NEVER, "--no-progress, the last, wins");
+    check_rejected("--progress=sometimes", "--progress");
+    check_rejected("--no-progress=1", "--no-progress");
+    code = PARSE(&opt, "--help");
+    CHECK(strstr(out, "--progress[=WHEN]") && strstr(out, "auto|always|never"),
+          "--help: --progress and its values");
+}
+
 static void test_bad_arguments(void)
 {
     mgpu_options opt;
@@ -511,6 +534,7 @@ int main(void)
     test_extra_options();
     test_size_option();
     test_bare_choice();
+    test_progress();
     test_bad_arguments();
     test_help_and_version();
     test_error_function();
