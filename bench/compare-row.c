@@ -172,7 +172,7 @@ static int text_of(reader *rd, const char *key, int form, int required, char *ou
  * and plots' data again, so no other byte passes. */
 static int binding_of(reader *rd)
 {
-    char text[2048];
+    char text[2048] = ""; /* absent: nothing to check */
     if (text_of(rd, "binding", TEXT, 0, text, sizeof text) != 0)
         return -1;
     for (const char *c = text; *c; c++) {
