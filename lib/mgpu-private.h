@@ -129,6 +129,9 @@ mgpu_status mgpu_mul_size(size_t count, size_t size, size_t *bytes);
 cudaError_t mgpu_cuda_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
                                    size_t pitch, long long r0, long long r1, float *first_to,
                                    float *last_to, cudaStream_t s);
+cudaError_t mgpu_cuda_stencil_rows_blocked(mgpu_kernel kernel, const float *in, float *out,
+                                           long long nx, size_t pitch, long long r0, long long r1,
+                                           int steps, unsigned fixed, cudaStream_t s);
 cudaError_t mgpu_cuda_copy_row(float *dst, const float *src, long long n, cudaStream_t s);
 #endif
 

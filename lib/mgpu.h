@@ -220,6 +220,31 @@ mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float
                                       long long nx, size_t pitch, long long r0, long long r1,
                                       float *first_to, float *last_to, mgpu_stream *stream);
 
+/* Temporal blocking: STEPS steps of rows [R0, R1) in one pass over memory.
+ *
+ * IN holds rows [R0-STEPS, R1+STEPS) at some step s; OUT gets the interior
+ * columns (1 .. nx-2) of rows [R0, R1) at step s+STEPS, bit-identical to
+ * STEPS calls of mgpu_stencil_rows_host, the first on rows
+ * [R0-STEPS+1, R1+STEPS-1) and each next on one row fewer at each end (the
+ * trapezoid).  Nothing else of OUT is written; IN is only read (IN != OUT).
+ *
+ * Columns 0 and nx-1 are the fixed boundary of both kernels: every step sees
+ * IN's values there.  Rows beyond the band are the caller's: either halo rows
+ * that hold step s (jacobi's periodic images, a neighbour's rows), as above,
+ * or, with MGPU_ROWS_FIXED_TOP, row R0-1 is a fixed boundary row (pattern2d's
+ * row 0) that every step sees unchanged and IN need not hold rows above it;
+ * MGPU_ROWS_FIXED_BOTTOM likewise for row R1.  1 <= STEPS <=
+ * MGPU_TIME_BLOCK_MAX, else MGPU_ERR_USAGE.  The host version allocates a
+ * few rows per thread (MGPU_ERR_NOMEM); the device version uses none. */
+#define MGPU_TIME_BLOCK_MAX 8
+enum { MGPU_ROWS_FIXED_TOP = 1, MGPU_ROWS_FIXED_BOTTOM = 2 };
+mgpu_status mgpu_stencil_rows_blocked_host(mgpu_kernel kernel, const float *in, float *out,
+                                           long long nx, size_t pitch, long long r0,
+                                           long long r1, int steps, unsigned fixed);
+mgpu_status mgpu_stencil_rows_blocked(mgpu_kernel kernel, const float *in, float *out,
+                                      long long nx, size_t pitch, long long r0, long long r1,
+                                      int steps, unsigned fixed, mgpu_stream *stream);
+
 /* Copy one row of N floats from SRC to DST with a kernel on STREAM's device;
  * either pointer may be a peer's memory or mapped host memory. */
 mgpu_status mgpu_copy_row_kernel(float *dst, const float *src, long long n, mgpu_stream *stream);
