@@ -160,6 +160,7 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
     mgpu_record record;
     mgpu_record_init(&record, program, &opt);
     record.devices = ndevices;
+    record.exchanges = mgpu_exchanges_per_run(opt.kernel, ndevices, opt.steps, opt.halo);
     float *field = NULL;
     if (opt.verify != MGPU_VERIFY_NONE) {
         size_t cells = (size_t) opt.nx * (size_t) opt.ny;

@@ -116,6 +116,8 @@ mgpu_status mgpu_memcpy_2d_async(void *dst, size_t dpitch_bytes, const void *src
  * stream that the others wait for, and one per part that part 0 waits for. */
 mgpu_event *mgpu_stencil_fork_event(const mgpu_stencil *st);
 mgpu_event *mgpu_stencil_join_event(const mgpu_stencil *st, int part);
+/* Its halo rows a side (--halo): graphs take only 1. */
+int mgpu_stencil_halo(const mgpu_stencil *st);
 
 /* The device time of one step (step-time.c): the kernel of the largest of
  * NDEVICES parts alone on device 0, launched back to back, per launch. */

@@ -45,6 +45,7 @@ static const mgpu_program program = {
     .summary = "one OpenMP thread per device, an omp barrier per step",
     .exchanges = MGPU_EXCHANGE_IN_PROCESS,
     .extra = extra,
+    .deep_halo = 1,
 };
 
 static int device_of(const mgpu_stencil *st, int part)
@@ -271,7 +272,8 @@ static mgpu_status openmp(void *ctx, mgpu_run *run)
     const mgpu_options *opt = run->opt;
     mgpu_stencil_desc desc = {
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = opt->exchange,
-        .seed = opt->seed, .nparts = run->ndevices,
+        .seed = opt->seed, .nparts = run->ndevices, .halo = opt->halo,
+        .time_block = opt->time_block, .steps = opt->steps,
     };
     omp_set_dynamic(0); /* exactly one thread per device */
     mgpu_stencil *st;
