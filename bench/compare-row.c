@@ -263,6 +263,17 @@ int cmp_row_from_object(cmp_row *row, json_t *o, int results, char *error, size_
         return -1;
     row->devices = (int) devices;
     row->repeats = (int) repeats;
+    /* Records before deep halos have none of these; a record that has them
+     * is held to the command line's ranges. */
+    long long halo, time_block;
+    double exchanges;
+    if ((json_object_get(o, "halo") && integer_of(&rd, "halo", 1, MGPU_HALO_MAX, &halo) != 0) ||
+        (json_object_get(o, "time_block") &&
+         integer_of(&rd, "time_block", 1, MGPU_TIME_BLOCK_MAX, &time_block) != 0) ||
+        measure_of(&rd, "exchanges", &exchanges) != 0)
+        return -1;
+    if (!isnan(exchanges) && exchanges != floor(exchanges))
+        return bad(&rd, "\"exchanges\": %.17g is not a whole number", exchanges);
     if (MEASURE(time_s) || MEASURE(time_min_s) || MEASURE(time_max_s) || MEASURE(us_per_step) ||
         MEASURE(gcells_per_s) || MEASURE(gbytes_per_s) || MEASURE(exchange_s) ||
         MEASURE(exchange_share) || MEASURE(copy_gbps) || MEASURE(roofline) ||

@@ -175,6 +175,7 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
             memcpy(binding.cpus[d], binding.cpus[0], sizeof binding.cpus[0]);
         mgpu_record_set_binding(&record, &binding);
     }
+    record.exchanges = mgpu_exchanges_per_run(opt.kernel, ndevices, opt.steps, opt.halo);
     float *field = NULL;
     if (opt.verify != MGPU_VERIFY_NONE) {
         size_t cells = (size_t) opt.nx * (size_t) opt.ny;

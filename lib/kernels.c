@@ -11,55 +11,17 @@
 #endif
 
 #include "mgpu-private.h"
+#include "stencil-row.h"
 
-/* The arithmetic is written out in the order the CUDA kernels use, and the
- * library is built with -ffp-contract=off, so host and GPU agree to the bit. */
-static inline float pattern2d_cell(const float *row, const float *above, const float *below,
-                                   long long i)
-{
-    float sum = row[i] + row[i - 1];
-    sum = sum + row[i + 1];
-    sum = sum - 2.0f * above[i];
-    sum = sum + 3.0f * below[i];
-    return sqrtf(fabsf(sum));
-}
-
-static inline float jacobi_cell(const float *row, const float *above, const float *below,
-                                long long i)
-{
-    float sum = row[i - 1] + row[i + 1];
-    sum = sum + above[i];
-    sum = sum + below[i];
-    return 0.25f * sum;
-}
-
-/* Below this many cells (16 MiB of floats, milliseconds of work) a step is
- * not worth waking a team of threads: on many cores the wake-up costs more
- * than the work. */
-#define PARALLEL_CELLS (1LL << 22)
-
-/* The host kernel: rows are shared among the cores (OpenMP) and each row is
- * computed a vector of cells at a time (omp simd).  Neither changes a bit of
- * the result: every cell is computed alone, in the same order of operations.
- * sqrtf vectorises because the library is built with -fno-math-errno. */
+/* The host kernel: rows are shared among the cores (OpenMP), each row is
+ * computed by mgpu_row_host (stencil-row.h). */
 void mgpu_stencil_rows_host(mgpu_kernel kernel, const float *in, float *out, long long nx,
                             size_t pitch, long long r0, long long r1)
 {
-    MGPU_OMP(omp parallel for schedule(static) if ((r1 - r0) * nx >= PARALLEL_CELLS))
+    MGPU_OMP(omp parallel for schedule(static) if ((r1 - r0) * nx >= MGPU_PARALLEL_CELLS))
     for (long long j = r0; j < r1; j++) {
-        const float *restrict row = in + (size_t) j * pitch;
-        const float *restrict above = row - pitch;
-        const float *restrict below = row + pitch;
-        float *restrict dst = out + (size_t) j * pitch;
-        if (kernel == MGPU_KERNEL_PATTERN2D) {
-            MGPU_OMP(omp simd)
-            for (long long i = 1; i < nx - 1; i++)
-                dst[i] = pattern2d_cell(row, above, below, i);
-        } else {
-            MGPU_OMP(omp simd)
-            for (long long i = 1; i < nx - 1; i++)
-                dst[i] = jacobi_cell(row, above, below, i);
-        }
+        const float *row = in + (size_t) j * pitch;
+        mgpu_row_host(kernel, row - pitch, row, row + pitch, out + (size_t) j * pitch, nx);
     }
 }
 

@@ -131,6 +131,8 @@ mgpu_status mgpu_memcpy_2d_async(void *dst, size_t dpitch_bytes, const void *src
  * stream that the others wait for, and one per part that part 0 waits for. */
 mgpu_event *mgpu_stencil_fork_event(const mgpu_stencil *st);
 mgpu_event *mgpu_stencil_join_event(const mgpu_stencil *st, int part);
+/* Its halo rows a side (--halo): graphs take only 1. */
+int mgpu_stencil_halo(const mgpu_stencil *st);
 
 /* The device time of one step (step-time.c): the kernel of the largest of
  * NDEVICES parts alone on device 0, launched back to back, per launch. */
@@ -144,6 +146,9 @@ mgpu_status mgpu_mul_size(size_t count, size_t size, size_t *bytes);
 cudaError_t mgpu_cuda_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
                                    size_t pitch, long long r0, long long r1, float *first_to,
                                    float *last_to, cudaStream_t s);
+cudaError_t mgpu_cuda_stencil_rows_blocked(mgpu_kernel kernel, const float *in, float *out,
+                                           long long nx, size_t pitch, long long r0, long long r1,
+                                           int steps, unsigned fixed, cudaStream_t s);
 cudaError_t mgpu_cuda_copy_row(float *dst, const float *src, long long n, cudaStream_t s);
 #endif
 

@@ -223,6 +223,34 @@ mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float
                                       long long nx, size_t pitch, long long r0, long long r1,
                                       float *first_to, float *last_to, mgpu_stream *stream);
 
+/* Temporal blocking: STEPS steps of rows [R0, R1) in one pass over memory.
+ *
+ * IN holds rows [R0-STEPS, R1+STEPS) at some step s; OUT gets the interior
+ * columns (1 .. nx-2) of rows [R0, R1) at step s+STEPS, bit-identical to
+ * STEPS calls of mgpu_stencil_rows_host, the first on rows
+ * [R0-STEPS+1, R1+STEPS-1) and each next on one row fewer at each end (the
+ * trapezoid).  Nothing else of OUT is written; IN is only read (IN != OUT).
+ *
+ * Columns 0 and nx-1 are the fixed boundary of both kernels: every step sees
+ * IN's values there.  Rows beyond the band are the caller's: either halo rows
+ * that hold step s (jacobi's periodic images, a neighbour's rows), as above,
+ * or, with MGPU_ROWS_FIXED_TOP, row R0-1 is a fixed boundary row (pattern2d's
+ * row 0) that every step sees unchanged and IN need not hold rows above it;
+ * MGPU_ROWS_FIXED_BOTTOM likewise for row R1.  1 <= STEPS <=
+ * MGPU_TIME_BLOCK_MAX, else MGPU_ERR_USAGE.  The host version allocates a
+ * few rows per thread (MGPU_ERR_NOMEM); the device version uses none. */
+#define MGPU_TIME_BLOCK_MAX 8
+/* The deepest --halo: deeper exchanges more rows than any slab worth
+ * splitting has; each part must also hold at least --halo rows. */
+#define MGPU_HALO_MAX 1024
+enum { MGPU_ROWS_FIXED_TOP = 1, MGPU_ROWS_FIXED_BOTTOM = 2 };
+mgpu_status mgpu_stencil_rows_blocked_host(mgpu_kernel kernel, const float *in, float *out,
+                                           long long nx, size_t pitch, long long r0,
+                                           long long r1, int steps, unsigned fixed);
+mgpu_status mgpu_stencil_rows_blocked(mgpu_kernel kernel, const float *in, float *out,
+                                      long long nx, size_t pitch, long long r0, long long r1,
+                                      int steps, unsigned fixed, mgpu_stream *stream);
+
 /* Copy one row of N floats from SRC to DST with a kernel on STREAM's device;
  * either pointer may be a peer's memory or mapped host memory. */
 mgpu_status mgpu_copy_row_kernel(float *dst, const float *src, long long n, mgpu_stream *stream);
@@ -299,11 +327,23 @@ typedef struct mgpu_stencil_desc {
     int first_part;         /* the parts this process holds: */
     int local_parts;        /* [first_part, first_part+local_parts); 0 = all */
     const int *devices;     /* device of each part; NULL: part p on device p */
+    int halo;               /* halo rows a side, exchanged every HALO steps; 0: 1 */
+    int time_block;         /* steps per pass over memory, at most HALO; 0: auto */
+    long long steps;        /* steps of a run, where passes end; 0: unbounded */
 } mgpu_stencil_desc;
+
 
 typedef struct mgpu_stencil mgpu_stencil;
 
-/* Allocate each local part's two buffers (slab plus two halo rows each),
+/* The steps per pass that --time-block=TIME_BLOCK (0: auto) gives with
+ * --halo=HALO: at most HALO, as a pass never crosses an exchange; auto
+ * takes up to 4, where the blocked kernels gain most (doc/kernels.md). */
+int mgpu_time_block_resolve(int time_block, int halo);
+/* A run's halo exchanges: one every HALO steps, none when no part has a
+ * neighbour (one device, pattern2d). */
+long long mgpu_exchanges_per_run(mgpu_kernel kernel, int devices, long long steps, int halo);
+
+/* Allocate each local part's two buffers (slab plus HALO halo rows a side),
  * its stream and what the exchange needs; enable peer access where the
  * mode uses it.  A mode the devices cannot do is MGPU_ERR_USAGE. */
 mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc *desc);
@@ -329,6 +369,11 @@ mgpu_status mgpu_stencil_reset(mgpu_stencil *stencil, int part);
  * towards its neighbours' halos; recv completes PART's halos; compute
  * launches the step on PART's stream, writing the other buffer.  A strategy
  * that runs parts concurrently puts a barrier between send and recv. */
+/* With HALO = K > 1, send and recv act at steps that are multiples of K and
+ * move K rows a side; the steps between compute the rows still valid (the
+ * trapezoid), TIME_BLOCK steps a pass: compute at the first step of a pass
+ * launches it, at the others only checks for an injected fault.  Every step
+ * is still issued, so strategies loop over steps as before. */
 mgpu_status mgpu_stencil_send(mgpu_stencil *stencil, int part, long long step);
 mgpu_status mgpu_stencil_recv(mgpu_stencil *stencil, int part, long long step);
 mgpu_status mgpu_stencil_compute(mgpu_stencil *stencil, int part, long long step);
@@ -476,6 +521,8 @@ typedef struct mgpu_options {
     int header;             /* csv: print the header line */
     mgpu_bind bind;
     mgpu_progress_when progress;
+    int halo;               /* halo rows a side, exchanged every HALO steps */
+    int time_block;         /* steps per pass over memory; 0: auto */
 } mgpu_options;
 
 /* An option of one program only: --NAME=VALUE.  With CHOICES (NULL-ended),
@@ -506,6 +553,7 @@ typedef struct mgpu_program {
     int binds_workers;      /* its workers bind themselves (mgpu_bind_worker);
                                else one thread drives every device, and
                                mgpu_main binds it near the first device */
+    int deep_halo;          /* takes --halo and --time-block above 1 */
 } mgpu_program;
 
 /* Parse the command line into OPT (defaults first).  Returns -1 to go on,
@@ -571,6 +619,8 @@ typedef struct mgpu_record {
     int devices;
     long long nx, ny, steps;
     int repeats;
+    int halo, time_block;  /* --halo; steps per pass as resolved */
+    long long exchanges;   /* halo exchanges per run; <0: not known */
     mgpu_stats time;       /* seconds for all steps */
     double exchange_s;     /* the same steps with exchanges only; <0: not measured */
     double copy_gbps;      /* copy ceiling of the devices used; 0: not measured */

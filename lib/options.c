@@ -325,6 +325,26 @@ static int set_seed(const mgpu_program *program, const char *text, uint64_t *see
     return PARSE_GO_ON;
 }
 
+/* --time-block: auto (0) or a number of steps. */
+static int set_time_block(const mgpu_program *program, const char *text, int *time_block)
+{
+    char accepted[64];
+    long long number = 0;
+    number_result result = text ? parse_integer(text, &number) : NUMBER_INVALID;
+
+    if (text != NULL && strcmp(text, "auto") == 0) {
+        *time_block = 0;
+        return PARSE_GO_ON;
+    }
+    snprintf(accepted, sizeof accepted, "auto or an integer from 1 to %d", MGPU_TIME_BLOCK_MAX);
+    if (result == NUMBER_INVALID)
+        return bad_value(program, "time-block", text, VALUE_NOT_A_NUMBER, accepted);
+    if (result == NUMBER_RANGE || number < 1 || number > MGPU_TIME_BLOCK_MAX)
+        return bad_value(program, "time-block", text, VALUE_OUT_OF_RANGE, accepted);
+    *time_block = (int)number;
+    return PARSE_GO_ON;
+}
+
 /* --OPTION=TEXT, one of NAMES, its index into *INDEX. */
 static int set_name(const mgpu_program *program, const char *option, const char *text,
                     const char *const *names, int *index)
@@ -385,6 +405,8 @@ enum option_id {
     OPT_LIST_EXCHANGES,
     OPT_PROGRESS,
     OPT_NO_PROGRESS,
+    OPT_HALO,
+    OPT_TIME_BLOCK,
     OPT_EXTRA = 1024,
 };
 
@@ -407,6 +429,8 @@ static const struct option common_options[] = {
     {"list-exchanges", no_argument, NULL, OPT_LIST_EXCHANGES},
     {"progress", optional_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"halo", required_argument, NULL, OPT_HALO},
+    {"time-block", required_argument, NULL, OPT_TIME_BLOCK},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
 };
@@ -574,6 +598,10 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "--verify=HOW", "auto|cpu|device|none (default auto)");
     help_line(out, "--bind=HOW", "auto|none (default auto: each worker on the CPUs nearest "
                                  "its device; host backend: CPUs of its own)");
+    help_line(out, "--halo=K", "halo rows a side, exchanged every K steps, 1 to %d (default 1)",
+              MGPU_HALO_MAX);
+    help_line(out, "--time-block=T", "steps per pass over memory, 1 to %d, at most K; or auto "
+              "(default)", MGPU_TIME_BLOCK_MAX);
     fprintf(out, "\nMeasuring:\n");
     help_line(out, "--repeat=N", "timed runs, median reported, 1 to %d (default %d)", MAX_RUNS,
               DEFAULT_REPEAT);
@@ -629,6 +657,8 @@ static void set_defaults(mgpu_options *opt)
         .header = 1,
         .bind = MGPU_BIND_AUTO,
         .progress = MGPU_PROGRESS_AUTO,
+        .halo = 1,
+        .time_block = 0,
     };
 }
 
@@ -683,6 +713,10 @@ static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
         return set_int(program, "warmup", text, 0, MAX_RUNS, &opt->warmup);
     case OPT_SEED:
         return set_seed(program, text, &opt->seed);
+    case OPT_HALO:
+        return set_int(program, "halo", text, 1, MGPU_HALO_MAX, &opt->halo);
+    case OPT_TIME_BLOCK:
+        return set_time_block(program, text, &opt->time_block);
     case OPT_BACKEND:
         SET_ENUM("backend", backend_names, opt->backend, mgpu_backend);
     case OPT_KERNEL:
@@ -818,6 +852,22 @@ static int check_combination(const mgpu_options *opt, const mgpu_program *progra
                    "(accepted: an integer from 1 to %lld)",
                    opt->devices, interior_rows, interior_rows == 1 ? "" : "s", opt->ny,
                    interior_rows);
+        return PARSE_EXIT_USAGE;
+    }
+    if (!program->deep_halo && (opt->halo > 1 || opt->time_block > 1)) {
+        mgpu_error(program, "--%s: %s exchanges one halo row every step (accepted: --halo=1, "
+                            "--time-block=1 or auto)",
+                   opt->halo > 1 ? "halo" : "time-block", program->name);
+        return PARSE_EXIT_USAGE;
+    }
+    /* Every part holds --halo rows of its own to send (doc/design.md section 2). */
+    long long thinnest = interior_rows / (opt->devices > 0 ? opt->devices : 1);
+    if (opt->halo > thinnest) {
+        mgpu_error(program,
+                   "--halo: '%d' is more than the %lld row%s of the thinnest slab (%lld interior "
+                   "rows on %d device%s; accepted: an integer from 1 to %lld)",
+                   opt->halo, thinnest, thinnest == 1 ? "" : "s", interior_rows,
+                   opt->devices > 0 ? opt->devices : 1, opt->devices > 1 ? "s" : "", thinnest);
         return PARSE_EXIT_USAGE;
     }
     return PARSE_GO_ON;

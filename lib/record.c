@@ -46,6 +46,9 @@ void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
     record->ny = opt->ny;
     record->steps = opt->steps;
     record->repeats = opt->repeat;
+    record->halo = opt->halo;
+    record->time_block = mgpu_time_block_resolve(opt->time_block, opt->halo);
+    record->exchanges = -1;
     record->exchange_s = -1.0;
     record->issue_step_s = record->wait_step_s = record->device_step_s = -1.0;
     record->verify = "none";
@@ -129,7 +132,7 @@ typedef struct field {
     double number;
 } field;
 
-#define COMMON_FIELDS 39
+#define COMMON_FIELDS 42
 #define MAX_FIELDS (COMMON_FIELDS + MGPU_RECORD_EXTRA)
 
 typedef struct field_list {
@@ -186,6 +189,9 @@ static void add_run_fields(field_list *list, const mgpu_record *r)
     add_integer(list, "ny", r->ny);
     add_integer(list, "steps", r->steps);
     add_integer(list, "repeats", r->repeats);
+    add_integer(list, "halo", r->halo);
+    add_integer(list, "time_block", r->time_block);
+    add_number(list, "exchanges", r->exchanges >= 0 ? (double) r->exchanges : NAN);
 }
 
 static void add_speed_fields(field_list *list, const mgpu_record *r)

@@ -55,6 +55,10 @@ mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
                                          "no graph to capture (use --backend=cuda on a machine "
                                          "with a GPU)",
                          option, mgpu_backend_name(mgpu_backend_active()));
+    if (mgpu_stencil_halo(st) > 1)
+        return mgpu_fail(MGPU_ERR_USAGE, "%s: a graph replays one pattern of steps, one "
+                                         "exchange each (accepted with %s: --halo=1)",
+                         option, option);
     mgpu_exchange mode = mgpu_stencil_exchange_mode(st);
     if (mode != MGPU_EXCHANGE_PEER_ASYNC && mode != MGPU_EXCHANGE_DIRECT)
         return mgpu_fail(MGPU_ERR_USAGE, "%s: --exchange=%s waits on the host and cannot be "

@@ -22,7 +22,23 @@
  *    recorded after that step t-1.
  * Where no kernel of the step before delivered them (step 0, whose halos
  * mgpu_stencil_reset poisons, or a run of exchanges alone), the send pushes
- * the rows with a copy kernel as before. */
+ * the rows with a copy kernel as before.
+ *
+ * Deep halos (--halo=K): each part holds K halo rows a side and the
+ * exchange moves K rows (one contiguous block) every K steps.  After the
+ * exchange at step c the halos hold step c, so step c+i can compute K-1-i
+ * rows of halo beyond the slab on each exchanged side, and step c+K-1 the
+ * slab alone (the trapezoid).  The steps of a cycle go TIME_BLOCK to a pass
+ * (mgpu_stencil_rows_blocked); a pass never crosses an exchange or the end
+ * of the run.  The field after step t lives in the buffer of the parity of
+ * the passes before t (buffer_of), which is t % 2 when every pass is one
+ * step.  One more order then matters in modes peer-async and direct, whose
+ * sender writes into the receiver's halo: the receiver's passes inside the
+ * last cycle also wrote halo rows of that buffer, so the sender first waits
+ * for the receiver's event COMPUTED, recorded after each of its passes.  The
+ * passes that write those rows were issued before the barrier of the step
+ * before the exchange, hence before the send, so the wait sees them; the
+ * last pass of a cycle, which may be issued after, writes no halo row. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -41,18 +57,20 @@ enum { PITCH_FLOATS = 32 };
 
 typedef struct part {
     mgpu_slab slab;
-    long long rows;      /* interior rows; local rows 1..rows, halos 0, rows+1 */
+    long long rows;      /* interior rows; local rows HALO .. HALO+rows-1, the
+                            halos the HALO rows on either side */
     size_t pitch;        /* floats from one row to the next */
     float *buf[2];
     mgpu_stream *stream;
-    mgpu_event *sent[2]; /* peer-async, direct: the sends for a step are
-                            done, by the step's parity: a neighbour one
-                            step behind still waits for the send it needs,
-                            not for this part's next one */
+    mgpu_event *sent[2]; /* peer-async, direct: an exchange's sends are
+                            done, by the exchange's parity: a neighbour one
+                            exchange behind still waits for the send it
+                            needs, not for this part's next one */
     mgpu_event *joined;  /* graphs: this part's stream joins the origin */
-    float *edges[2];     /* staged, mapped: this part's first and last rows,
-                            per buffer parity, in host memory */
+    float *edges[2];     /* staged, mapped: this part's first and last HALO rows,
+                            per exchange parity, in host memory */
     float *edges_dev[2]; /* mapped: the same memory as the devices see it */
+    mgpu_event *computed; /* halo > 1, peer-async, direct: its last pass is done */
     int above, below;    /* part that fills the top / bottom halo, or -1 */
     long long delivered; /* direct: the step whose halos this part's last
                             kernel already stored in its neighbours, or -1 */
@@ -63,6 +81,9 @@ struct mgpu_stencil {
     mgpu_exchange mode;
     mgpu_event *fork; /* graphs: on part 0's stream, which the others wait for */
     int first, count;
+    int halo;        /* K: halo rows a side, steps between exchanges */
+    int block;       /* steps per pass, at most K */
+    long long steps; /* of a run, 0: unbounded */
     part parts[MGPU_MAX_DEVICES];
 };
 
@@ -71,12 +92,44 @@ static bool is_local(const mgpu_stencil *st, int p)
     return p >= st->first && p < st->first + st->count;
 }
 
-static float *row_of(const part *pt, long long step, long long local_row)
+/* Where the passes of the cycle that holds STEP start and how many steps the
+ * one starting at STEP takes (0: STEP starts none). */
+static long long pass_steps(const mgpu_stencil *st, long long step)
 {
-    return pt->buf[step & 1] + (size_t) local_row * pt->pitch;
+    long long phase = step % st->halo;
+    if (phase % st->block != 0)
+        return 0;
+    long long n = st->halo - phase < st->block ? st->halo - phase : st->block;
+    if (st->steps > 0 && st->steps - step < n)
+        n = st->steps - step;
+    return n;
 }
 
-static size_t row_bytes(const mgpu_stencil *st) { return (size_t) st->desc.nx * sizeof(float); }
+/* The buffer that holds the field after STEP steps: the parity of the
+ * passes before it (every cycle of K steps has ceil(K/T) passes). */
+static int buffer_of(const mgpu_stencil *st, long long step)
+{
+    long long per_cycle = (st->halo + st->block - 1) / st->block;
+    long long phase = step % st->halo;
+    return (int) (((step / st->halo) * per_cycle + (phase + st->block - 1) / st->block) & 1);
+}
+
+static float *row_of(const mgpu_stencil *st, const part *pt, long long step,
+                     long long local_row)
+{
+    return pt->buf[buffer_of(st, step)] + (size_t) local_row * pt->pitch;
+}
+
+/* The bytes of K rows from the start of the first to the end of the last:
+ * what an exchange moves each way. */
+static size_t block_floats(const mgpu_stencil *st, const part *pt)
+{
+    return (size_t) (st->halo - 1) * pt->pitch + (size_t) st->desc.nx;
+}
+static size_t block_bytes(const mgpu_stencil *st, const part *pt)
+{
+    return block_floats(st, pt) * sizeof(float);
+}
 
 /* Neighbours: pattern2d's top and bottom rows are a fixed boundary; jacobi's
  * are periodic, so the first and last parts exchange with each other. */
@@ -136,7 +189,7 @@ static mgpu_status part_alloc(mgpu_stencil *st, part *pt)
 {
     int dev = pt->slab.device;
     size_t cells, bytes;
-    MGPU_TRY(mgpu_mul_size(pt->pitch, (size_t) (pt->rows + 2), &cells));
+    MGPU_TRY(mgpu_mul_size(pt->pitch, (size_t) (pt->rows + 2 * st->halo), &cells));
     MGPU_TRY(mgpu_mul_size(cells, sizeof(float), &bytes));
     for (int b = 0; b < 2; b++) {
         void *p;
@@ -147,11 +200,13 @@ static mgpu_status part_alloc(mgpu_stencil *st, part *pt)
     for (int b = 0; b < 2; b++)
         MGPU_TRY(mgpu_event_create(dev, 0, &pt->sent[b]));
     MGPU_TRY(mgpu_event_create(dev, 0, &pt->joined));
+    MGPU_TRY(mgpu_event_create(dev, 0, &pt->computed));
     if (st->mode == MGPU_EXCHANGE_STAGED || st->mode == MGPU_EXCHANGE_MAPPED) {
         unsigned flags = st->mode == MGPU_EXCHANGE_MAPPED ? MGPU_HOST_MAPPED : MGPU_HOST_PINNED;
         for (int b = 0; b < 2; b++) {
             void *host, *devp;
-            MGPU_TRY(mgpu_host_alloc(2 * row_bytes(st), flags, &host));
+            MGPU_TRY(mgpu_host_alloc(2 * (size_t) st->halo * pt->pitch * sizeof(float), flags,
+                                     &host));
             pt->edges[b] = host;
             if (st->mode == MGPU_EXCHANGE_MAPPED) {
                 MGPU_TRY(mgpu_host_device_pointer(host, &devp));
@@ -199,6 +254,9 @@ mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc 
         return mgpu_fail(MGPU_ERR_NOMEM, "stencil: out of host memory");
     st->desc = *desc;
     st->desc.devices = NULL; /* not kept: the slabs hold the devices */
+    st->halo = desc->halo > 0 ? desc->halo : 1;
+    st->block = mgpu_time_block_resolve(desc->time_block, st->halo);
+    st->steps = desc->steps;
     st->first = desc->local_parts ? desc->first_part : 0;
     st->count = desc->local_parts ? desc->local_parts : desc->nparts;
     mgpu_status status = MGPU_OK;
@@ -218,6 +276,13 @@ mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc 
         pt->slab.device = desc->devices ? desc->devices[p] : p;
         pt->rows = slabs[p].row_end - slabs[p].row_begin;
         pt->pitch = pitch;
+        if (pt->rows < st->halo) {
+            status = mgpu_fail(MGPU_ERR_USAGE,
+                               "--halo: '%d' is more than the %lld row%s of part %d (accepted: "
+                               "an integer from 1 to the rows of the thinnest slab)",
+                               st->halo, pt->rows, pt->rows == 1 ? "" : "s", p);
+            goto fail;
+        }
         find_neighbours(st, p);
         if (is_local(st, p) && (status = mgpu_check_device(pt->slab.device)) != MGPU_OK)
             goto fail;
@@ -257,6 +322,7 @@ void mgpu_stencil_destroy(mgpu_stencil *st)
         mgpu_event_destroy(pt->sent[0]);
         mgpu_event_destroy(pt->sent[1]);
         mgpu_event_destroy(pt->joined);
+        mgpu_event_destroy(pt->computed);
         mgpu_stream_destroy(pt->stream);
     }
     mgpu_event_destroy(st->fork);
@@ -271,7 +337,21 @@ size_t mgpu_stencil_pitch(const mgpu_stencil *st, int p) { return st->parts[p].p
 
 float *mgpu_stencil_buffer(const mgpu_stencil *st, int p, long long step)
 {
-    return st->parts[p].buf[step & 1];
+    return st->parts[p].buf[buffer_of(st, step)];
+}
+
+int mgpu_stencil_halo(const mgpu_stencil *st) { return st->halo; }
+
+int mgpu_time_block_resolve(int time_block, int halo)
+{
+    int t = time_block > 0 ? time_block : 4;
+    return t < halo ? t : halo;
+}
+
+long long mgpu_exchanges_per_run(mgpu_kernel kernel, int devices, long long steps, int halo)
+{
+    bool neighbours = devices > 1 || kernel == MGPU_KERNEL_JACOBI; /* find_neighbours */
+    return neighbours ? (steps + halo - 1) / halo : 0;
 }
 
 size_t mgpu_stencil_row_offset(const mgpu_stencil *st, int p, mgpu_row row)
@@ -279,17 +359,17 @@ size_t mgpu_stencil_row_offset(const mgpu_stencil *st, int p, mgpu_row row)
     const part *pt = &st->parts[p];
     long long local_row = 0;
     switch (row) {
-    case MGPU_ROW_FIRST: local_row = 1; break;
-    case MGPU_ROW_LAST: local_row = pt->rows; break;
-    case MGPU_ROW_HALO_TOP: local_row = 0; break;
-    case MGPU_ROW_HALO_BOTTOM: local_row = pt->rows + 1; break;
+    case MGPU_ROW_FIRST: local_row = st->halo; break;
+    case MGPU_ROW_LAST: local_row = st->halo + pt->rows - 1; break;
+    case MGPU_ROW_HALO_TOP: local_row = st->halo - 1; break;
+    case MGPU_ROW_HALO_BOTTOM: local_row = st->halo + pt->rows; break;
     }
     return (size_t) local_row * pt->pitch;
 }
 
 float *mgpu_stencil_row(const mgpu_stencil *st, int p, long long step, mgpu_row row)
 {
-    return st->parts[p].buf[step & 1] + mgpu_stencil_row_offset(st, p, row);
+    return st->parts[p].buf[buffer_of(st, step)] + mgpu_stencil_row_offset(st, p, row);
 }
 
 mgpu_event *mgpu_stencil_fork_event(const mgpu_stencil *st) { return st->fork; }
@@ -301,7 +381,7 @@ int mgpu_stencil_below(const mgpu_stencil *st, int p) { return st->parts[p].belo
 size_t mgpu_stencil_part_bytes(const mgpu_stencil *st, int p)
 {
     const part *pt = &st->parts[p];
-    return 2 * pt->pitch * (size_t) (pt->rows + 2) * sizeof(float);
+    return 2 * pt->pitch * (size_t) (pt->rows + 2 * st->halo) * sizeof(float);
 }
 
 /* Whether a part other than PT itself fills one of PT's halos. */
@@ -311,30 +391,40 @@ static bool has_other_neighbour(const part *pt)
            (pt->below >= 0 && pt->below != pt->slab.part);
 }
 
-/* Whether the halo row at LOCAL_ROW of part PT is filled by an exchange
- * (rather than being a fixed boundary). */
-static bool halo_is_exchanged(const part *pt, long long local_row)
+/* Whether local row LOCAL of part PT is a halo row filled by an exchange
+ * (rather than interior, or beyond a fixed boundary). */
+static bool halo_is_exchanged(const mgpu_stencil *st, const part *pt, long long local)
 {
-    return local_row == 0 ? pt->above >= 0 : pt->below >= 0;
+    if (local < st->halo)
+        return pt->above >= 0;
+    return local >= st->halo + pt->rows && pt->below >= 0;
 }
 
-/* Rows [row0, row0+n) (local) of the initial field, with every exchanged
- * halo row poisoned (NaN): a halo that no exchange fills shows up in the
- * result. */
+/* Rows [row0, row0+n) (local) of the initial field.  The halo rows an
+ * exchange fills are poisoned (NaN) but for their boundary columns, which
+ * every step reads and no exchange needs to bring: a halo that no exchange
+ * fills shows up in the result.  Jacobi's halo rows beyond the grid are its
+ * periodic images (interior rows repeat every ny-2); pattern2d's rows beyond
+ * its fixed boundary are never read, and NaN. */
 static void initial_block(const mgpu_stencil *st, const part *pt, float *host, long long row0,
                           long long n)
 {
     const mgpu_stencil_desc *d = &st->desc;
-    mgpu_field_initial_rows(host, pt->pitch, d->kernel, d->nx, d->ny,
-                            pt->slab.row_begin - 1 + row0, n, d->seed);
     for (long long r = 0; r < n; r++) {
         long long local = row0 + r;
-        bool halo = local == 0 || local == pt->rows + 1;
-        if (halo && halo_is_exchanged(pt, local)) {
-            float *row = host + (size_t) r * pt->pitch;
+        long long global = pt->slab.row_begin - st->halo + local;
+        float *row = host + (size_t) r * pt->pitch;
+        if (d->kernel == MGPU_KERNEL_JACOBI && (global < 0 || global > d->ny - 1))
+            global = ((global - 1) % (d->ny - 2) + (d->ny - 2)) % (d->ny - 2) + 1;
+        if (global < 0 || global > d->ny - 1) {
             for (long long i = 0; i < d->nx; i++)
                 row[i] = NAN;
+            continue;
         }
+        mgpu_field_initial_rows(row, pt->pitch, d->kernel, d->nx, d->ny, global, 1, d->seed);
+        if (halo_is_exchanged(st, pt, local))
+            for (long long i = 1; i < d->nx - 1; i++)
+                row[i] = NAN;
     }
 }
 
@@ -347,7 +437,7 @@ mgpu_status mgpu_stencil_reset(mgpu_stencil *st, int p)
     /* The field is made on the host a block at a time, so even a 50000 x
      * 50000 grid needs little host memory to start. */
     long long block = (long long) ((64u << 20) / row_size);
-    long long total = pt->rows + 2;
+    long long total = pt->rows + 2 * st->halo;
     block = block < 1 ? 1 : block > total ? total : block;
     float *host = malloc((size_t) block * row_size);
     if (!host)
@@ -356,7 +446,7 @@ mgpu_status mgpu_stencil_reset(mgpu_stencil *st, int p)
     for (long long r = 0; r < total && status == MGPU_OK; r += block) {
         long long n = total - r < block ? total - r : block;
         initial_block(st, pt, host, r, n);
-        status = mgpu_memcpy(row_of(pt, 0, r), host, (size_t) n * row_size);
+        status = mgpu_memcpy(pt->buf[0] + (size_t) r * pt->pitch, host, (size_t) n * row_size);
     }
     free(host);
     /* Buffer 1 is buffer 0 with every cell a step computes poisoned: all
@@ -364,8 +454,9 @@ mgpu_status mgpu_stencil_reset(mgpu_stencil *st, int p)
     if (status == MGPU_OK)
         status = mgpu_memcpy(pt->buf[1], pt->buf[0], (size_t) total * row_size);
     if (status == MGPU_OK)
-        status = mgpu_memset_2d(pt->slab.device, row_of(pt, 1, 1) + 1, row_size, 0xff,
-                                (size_t) (st->desc.nx - 2) * sizeof(float), (size_t) pt->rows);
+        status = mgpu_memset_2d(pt->slab.device, pt->buf[1] + (size_t) st->halo * pt->pitch + 1,
+                                row_size, 0xff, (size_t) (st->desc.nx - 2) * sizeof(float),
+                                (size_t) pt->rows);
     return status;
 }
 
@@ -395,30 +486,48 @@ static mgpu_status check_neighbours_local(const mgpu_stencil *st, const part *pt
     return MGPU_OK;
 }
 
-/* One of PT's edge rows to one neighbour's halo, in an in-process mode. */
-static mgpu_status push_row(mgpu_stencil *st, part *pt, long long step, long long local_row,
-                            part *to, long long to_row)
+/* PT's K edge rows from LOCAL_ROW on to one neighbour's halo rows from
+ * TO_ROW on, in an in-process mode: one contiguous block. */
+static mgpu_status push_rows(mgpu_stencil *st, part *pt, long long step, long long local_row,
+                             part *to, long long to_row)
 {
-    const float *src = row_of(pt, step, local_row);
-    float *dst = row_of(to, step, to_row);
+    const float *src = row_of(st, pt, step, local_row);
+    float *dst = row_of(st, to, step, to_row);
     int src_dev = pt->slab.device, dst_dev = to->slab.device;
     switch (st->mode) {
     case MGPU_EXCHANGE_PEER:
-        return mgpu_copy_peer(dst, dst_dev, src, src_dev, row_bytes(st));
+        return mgpu_copy_peer(dst, dst_dev, src, src_dev, block_bytes(st, pt));
     case MGPU_EXCHANGE_PEER_ASYNC:
-        return mgpu_copy_peer_async(dst, dst_dev, src, src_dev, row_bytes(st), pt->stream);
+        return mgpu_copy_peer_async(dst, dst_dev, src, src_dev, block_bytes(st, pt),
+                                    pt->stream);
     case MGPU_EXCHANGE_DIRECT:
-        return mgpu_copy_row_kernel(dst, src, st->desc.nx, pt->stream);
+        return mgpu_copy_row_kernel(dst, src, (long long) block_floats(st, pt), pt->stream);
     default:
-        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "push_row: mode %s",
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "push_rows: mode %s",
                          mgpu_exchange_name(st->mode));
     }
+}
+
+/* Deep halos, modes that write into the receiver's halos from the sender's
+ * stream: after the receivers' passes that wrote those rows (see the top). */
+static mgpu_status wait_for_receivers(mgpu_stencil *st, part *pt)
+{
+    if (st->halo == 1 || (st->mode != MGPU_EXCHANGE_PEER_ASYNC && st->mode != MGPU_EXCHANGE_DIRECT))
+        return MGPU_OK;
+    int to[2] = {pt->above, pt->below};
+    for (int k = 0; k < 2; k++)
+        if (to[k] >= 0 && to[k] != pt->slab.part && !(k == 1 && to[1] == to[0]))
+            MGPU_TRY(mgpu_stream_wait_event(pt->stream, st->parts[to[k]].computed));
+    return MGPU_OK;
 }
 
 static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
 {
     MGPU_TRY(check_current(pt));
     MGPU_TRY(check_neighbours_local(st, pt));
+    if (step % st->halo != 0)
+        return MGPU_OK;
+    const long long k = st->halo;
     switch (st->mode) {
     case MGPU_EXCHANGE_DIRECT:
         /* The kernel sent them; the event is for the neighbours in other
@@ -426,35 +535,38 @@ static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
          * for nobody's. */
         if (pt->delivered == step)
             return has_other_neighbour(pt)
-                       ? mgpu_event_record(pt->sent[step & 1], pt->stream)
+                       ? mgpu_event_record(pt->sent[(step / k) & 1], pt->stream)
                        : MGPU_OK;
         /* fall through */
     case MGPU_EXCHANGE_PEER:
     case MGPU_EXCHANGE_PEER_ASYNC:
+        MGPU_TRY(wait_for_receivers(st, pt));
         if (pt->above >= 0) {
             part *to = &st->parts[pt->above];
-            MGPU_TRY(push_row(st, pt, step, 1, to, to->rows + 1));
+            MGPU_TRY(push_rows(st, pt, step, k, to, k + to->rows));
         }
         if (pt->below >= 0)
-            MGPU_TRY(push_row(st, pt, step, pt->rows, &st->parts[pt->below], 0));
+            MGPU_TRY(push_rows(st, pt, step, pt->rows, &st->parts[pt->below], 0));
         /* The receivers' streams wait for this event, not for the host. */
         if (st->mode != MGPU_EXCHANGE_PEER)
-            MGPU_TRY(mgpu_event_record(pt->sent[step & 1], pt->stream));
+            MGPU_TRY(mgpu_event_record(pt->sent[(step / k) & 1], pt->stream));
         return MGPU_OK;
     case MGPU_EXCHANGE_STAGED:
     case MGPU_EXCHANGE_MAPPED: {
-        /* Both edge rows go to host memory; the receivers fetch them after
+        /* Both edge blocks go to host memory; the receivers fetch them after
          * the barrier, so the copy must be complete when send returns. */
-        float *edges = st->mode == MGPU_EXCHANGE_MAPPED ? pt->edges_dev[step & 1]
-                                                        : pt->edges[step & 1];
-        long long rows[2] = {1, pt->rows};
-        for (int k = 0; k < 2; k++) {
-            float *dst = edges + (size_t) k * (size_t) st->desc.nx;
-            const float *src = row_of(pt, step, rows[k]);
+        int parity = (int) ((step / k) & 1);
+        float *edges = st->mode == MGPU_EXCHANGE_MAPPED ? pt->edges_dev[parity]
+                                                        : pt->edges[parity];
+        long long rows[2] = {k, pt->rows};
+        for (int e = 0; e < 2; e++) {
+            float *dst = edges + (size_t) e * (size_t) k * pt->pitch;
+            const float *src = row_of(st, pt, step, rows[e]);
             if (st->mode == MGPU_EXCHANGE_MAPPED)
-                MGPU_TRY(mgpu_copy_row_kernel(dst, src, st->desc.nx, pt->stream));
+                MGPU_TRY(mgpu_copy_row_kernel(dst, src, (long long) block_floats(st, pt),
+                                              pt->stream));
             else
-                MGPU_TRY(mgpu_memcpy_async(dst, src, row_bytes(st), pt->stream));
+                MGPU_TRY(mgpu_memcpy_async(dst, src, block_bytes(st, pt), pt->stream));
         }
         return mgpu_stream_synchronize(pt->stream);
     }
@@ -481,37 +593,41 @@ static mgpu_status recv_part(mgpu_stencil *st, int p, long long step)
     part *pt = &st->parts[p];
     MGPU_TRY(check_current(pt));
     MGPU_TRY(check_neighbours_local(st, pt));
+    if (step % st->halo != 0)
+        return MGPU_OK;
+    const long long k = st->halo;
+    const int parity = (int) ((step / k) & 1);
     int from[2] = {pt->above, pt->below};
-    long long halo[2] = {0, pt->rows + 1};
-    for (int k = 0; k < 2; k++) {
-        if (from[k] < 0)
+    long long halo[2] = {0, k + pt->rows};
+    for (int e = 0; e < 2; e++) {
+        if (from[e] < 0)
             continue;
         /* An event is waited for once (two parts of a periodic grid are each
          * other's neighbours above and below), and never on its own stream,
          * which is ordered already (one part of a periodic grid). */
-        bool ordered = from[k] == p || (k == 1 && from[1] == from[0]);
+        bool ordered = from[e] == p || (e == 1 && from[1] == from[0]);
         bool by_event = st->mode == MGPU_EXCHANGE_PEER_ASYNC || st->mode == MGPU_EXCHANGE_DIRECT;
         if (by_event && ordered)
             continue;
-        part *src = &st->parts[from[k]];
-        /* The top halo is the sender's last row (edge 1), the bottom halo
-         * its first row (edge 0). */
-        size_t edge = (size_t) (1 - k) * (size_t) st->desc.nx;
+        part *src = &st->parts[from[e]];
+        /* The top halo is the sender's last rows (edge block 1), the bottom
+         * halo its first rows (edge block 0). */
+        size_t edge = (size_t) (1 - e) * (size_t) k * src->pitch;
         switch (st->mode) {
         case MGPU_EXCHANGE_PEER:
             break; /* cudaMemcpyPeer is ordered with all work on both devices */
         case MGPU_EXCHANGE_PEER_ASYNC:
         case MGPU_EXCHANGE_DIRECT:
-            MGPU_TRY(mgpu_stream_wait_event(pt->stream, src->sent[step & 1]));
+            MGPU_TRY(mgpu_stream_wait_event(pt->stream, src->sent[parity]));
             break;
         case MGPU_EXCHANGE_STAGED:
-            MGPU_TRY(mgpu_memcpy_async(row_of(pt, step, halo[k]), src->edges[step & 1] + edge,
-                                       row_bytes(st), pt->stream));
+            MGPU_TRY(mgpu_memcpy_async(row_of(st, pt, step, halo[e]), src->edges[parity] + edge,
+                                       block_bytes(st, pt), pt->stream));
             break;
         case MGPU_EXCHANGE_MAPPED:
-            MGPU_TRY(mgpu_copy_row_kernel(row_of(pt, step, halo[k]),
-                                          src->edges_dev[step & 1] + edge, st->desc.nx,
-                                          pt->stream));
+            MGPU_TRY(mgpu_copy_row_kernel(row_of(st, pt, step, halo[e]),
+                                          src->edges_dev[parity] + edge,
+                                          (long long) block_floats(st, pt), pt->stream));
             break;
         default:
             return mgpu_fail(MGPU_ERR_UNSUPPORTED, "--exchange=%s is done by the strategy",
@@ -538,10 +654,10 @@ static mgpu_status compute_local(mgpu_stencil *st, part *pt, long long step, lon
     MGPU_TRY(mgpu_fault_check(pt->slab.part, step));
     MGPU_TRY(check_current(pt));
     mgpu_trace_begin(MGPU_TRACE_COMPUTE, pt->slab.device, step);
-    mgpu_status status = mgpu_stencil_rows_sending(st->desc.kernel, pt->buf[step & 1],
-                                                   pt->buf[(step + 1) & 1], st->desc.nx,
-                                                   pt->pitch, l0, l1, first_to, last_to,
-                                                   stream);
+    mgpu_status status = mgpu_stencil_rows_sending(st->desc.kernel, pt->buf[buffer_of(st, step)],
+                                                   pt->buf[buffer_of(st, step + 1)],
+                                                   st->desc.nx, pt->pitch, l0, l1, first_to,
+                                                   last_to, stream);
     mgpu_trace_end();
     return status;
 }
@@ -554,24 +670,53 @@ mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, l
         return mgpu_fail(MGPU_ERR_USAGE, "part %d: rows [%lld, %lld) are outside its slab "
                                          "[%lld, %lld)",
                          p, r0, r1, pt->slab.row_begin, pt->slab.row_end);
+    if (st->halo != 1)
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "computing part of a slab: --halo must be 1");
     long long local0 = r0 - pt->slab.row_begin + 1, local1 = r1 - pt->slab.row_begin + 1;
     return compute_local(st, pt, step, local0, local1, NULL, NULL, stream);
 }
 
 /* Where part PT's kernel of step STEP stores its edge rows in mode direct:
  * the bottom halo of the part above and the top halo of the part below, in
- * the buffer the step writes; NULL for a fixed boundary. */
+ * the buffer the step writes; NULL for a fixed boundary.  One-row halos. */
 static float *halo_of_next(const mgpu_stencil *st, int neighbour, long long step, bool bottom)
 {
     if (neighbour < 0)
         return NULL;
     const part *to = &st->parts[neighbour];
-    return row_of(to, step + 1, bottom ? to->rows + 1 : 0);
+    return row_of(st, to, step + 1, bottom ? to->rows + 1 : 0);
+}
+
+/* The pass that starts at STEP: N steps of the rows that must still be valid
+ * after it, K-phase-N beyond the slab on each exchanged side. */
+static mgpu_status compute_pass(mgpu_stencil *st, part *pt, long long step, long long n)
+{
+    MGPU_TRY(mgpu_fault_check(pt->slab.part, step));
+    MGPU_TRY(check_current(pt));
+    long long beyond = st->halo - step % st->halo - n;
+    long long l0 = st->halo - (pt->above >= 0 ? beyond : 0);
+    long long l1 = st->halo + pt->rows + (pt->below >= 0 ? beyond : 0);
+    unsigned fixed = (pt->above < 0 ? MGPU_ROWS_FIXED_TOP : 0) |
+                     (pt->below < 0 ? MGPU_ROWS_FIXED_BOTTOM : 0);
+    mgpu_trace_begin(MGPU_TRACE_COMPUTE, pt->slab.device, step);
+    mgpu_status status = mgpu_stencil_rows_blocked(st->desc.kernel, pt->buf[buffer_of(st, step)],
+                                                   pt->buf[buffer_of(st, step + n)],
+                                                   st->desc.nx, pt->pitch, l0, l1, (int) n,
+                                                   fixed, pt->stream);
+    mgpu_trace_end();
+    MGPU_TRY(status);
+    if (st->halo > 1 && (st->mode == MGPU_EXCHANGE_PEER_ASYNC || st->mode == MGPU_EXCHANGE_DIRECT))
+        MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
+    return MGPU_OK;
 }
 
 mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)
 {
     part *pt = &st->parts[p];
+    if (st->halo > 1) {
+        long long n = pass_steps(st, step);
+        return n > 0 ? compute_pass(st, pt, step, n) : mgpu_fault_check(pt->slab.part, step);
+    }
     bool sending = st->mode == MGPU_EXCHANGE_DIRECT && neighbours_local(st, pt);
     MGPU_TRY(compute_local(st, pt, step, 1, pt->rows + 1,
                            sending ? halo_of_next(st, pt->above, step, true) : NULL,
@@ -600,7 +745,7 @@ mgpu_status mgpu_stencil_gather(mgpu_stencil *st, int p, long long steps, float 
     MGPU_TRY(mgpu_device_set(pt->slab.device));
     MGPU_TRY(mgpu_stream_synchronize(pt->stream));
     MGPU_TRY(mgpu_memcpy_2d(field + (size_t) pt->slab.row_begin * nx, nx * sizeof(float),
-                            row_of(pt, steps, 1), pt->pitch * sizeof(float),
+                            row_of(st, pt, steps, st->halo), pt->pitch * sizeof(float),
                             nx * sizeof(float), (size_t) pt->rows));
     /* The outer rows are not computed: they are the boundary (pattern2d) or
      * periodic images that mgpu_field_fill_halo_rows makes (jacobi). */

@@ -2,7 +2,9 @@
  * alone, launched back to back on one device and timed with events.  It is
  * what a step would cost if issuing it and ordering the devices cost
  * nothing, the record's device_us_per_step; beside the host's time to issue
- * a step and its time waiting, it says where a step's time goes.
+ * a step and its time waiting, it says where a step's time goes.  With
+ * --time-block=T the kernel is a pass of T steps over the slab and T halo
+ * rows a side, and a step costs a T-th of it.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -17,14 +19,21 @@
 #define BATCH_SAMPLES 3
 
 /* N steps back to back from IN to OUT (and back), timed on STREAM. */
+/* The steps of one pass. */
+static int pass_steps(const mgpu_options *opt)
+{
+    return mgpu_time_block_resolve(opt->time_block, opt->halo);
+}
+
 static mgpu_status time_batch(const mgpu_options *opt, float *a, float *b, size_t pitch,
                               long long rows, int n, mgpu_stream *stream, mgpu_event *start,
                               mgpu_event *stop, double *seconds)
 {
+    const int t = pass_steps(opt);
     MGPU_TRY(mgpu_event_record(start, stream));
     for (int k = 0; k < n; k++)
-        MGPU_TRY(mgpu_stencil_rows(opt->kernel, k % 2 ? b : a, k % 2 ? a : b, opt->nx, pitch, 1,
-                                   rows + 1, stream));
+        MGPU_TRY(mgpu_stencil_rows_blocked(opt->kernel, k % 2 ? b : a, k % 2 ? a : b, opt->nx,
+                                           pitch, t, rows + t, t, 0, stream));
     MGPU_TRY(mgpu_event_record(stop, stream));
     MGPU_TRY(mgpu_event_synchronize(stop));
     return mgpu_event_elapsed(start, stop, seconds);
@@ -43,10 +52,11 @@ static mgpu_status measure(const mgpu_options *opt, float *a, float *b, size_t p
             break;
         n *= 2;
     }
-    double samples[BATCH_SAMPLES] = {t / n};
+    const double steps = (double) n * pass_steps(opt);
+    double samples[BATCH_SAMPLES] = {t / steps};
     for (int s = 1; s < BATCH_SAMPLES; s++) {
         MGPU_TRY(time_batch(opt, a, b, pitch, rows, n, stream, start, stop, &t));
-        samples[s] = t / n;
+        samples[s] = t / steps;
     }
     *seconds = mgpu_stats_of(samples, BATCH_SAMPLES).median;
     return MGPU_OK;
@@ -61,7 +71,7 @@ mgpu_status mgpu_step_device_time(const mgpu_options *opt, int ndevices, double 
      * the first ones); its rows and halos, with the library's row pitch. */
     long long rows = slabs[0].row_end - slabs[0].row_begin;
     size_t pitch = ((size_t) opt->nx + 31) / 32 * 32, cells, bytes;
-    MGPU_TRY(mgpu_mul_size(pitch, (size_t) rows + 2, &cells));
+    MGPU_TRY(mgpu_mul_size(pitch, (size_t) (rows + 2 * pass_steps(opt)), &cells));
     MGPU_TRY(mgpu_mul_size(cells, sizeof(float), &bytes));
     /* A slab that does not fit (mgpu-streams --pipeline streams a field no
      * device holds) leaves the time not measured rather than failing a run

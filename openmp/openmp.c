@@ -47,6 +47,7 @@ static const mgpu_program program = {
     .exchanges = MGPU_EXCHANGE_IN_PROCESS,
     .extra = extra,
     .binds_workers = 1,
+    .deep_halo = 1,
 };
 
 /* Arrive at the next barrier with STATUS, how the work since the last one
@@ -301,7 +302,8 @@ static mgpu_status openmp(void *ctx, mgpu_run *run)
     const mgpu_options *opt = run->opt;
     mgpu_stencil_desc desc = {
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = opt->exchange,
-        .seed = opt->seed, .nparts = run->ndevices,
+        .seed = opt->seed, .nparts = run->ndevices, .halo = opt->halo,
+        .time_block = opt->time_block, .steps = opt->steps,
     };
     omp_set_dynamic(0); /* exactly one thread per device */
     mgpu_stencil *st;

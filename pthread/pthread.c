@@ -66,6 +66,7 @@ static const mgpu_program program = {
     .exchanges = MGPU_EXCHANGE_IN_PROCESS,
     .extra = extra,
     .binds_workers = 1,
+    .deep_halo = 1,
 };
 
 /* The persistent workers' orders. */
@@ -493,7 +494,8 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
                                               "workers issue the steps themselves");
     mgpu_stencil_desc desc = {
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = opt->exchange,
-        .seed = opt->seed, .nparts = run->ndevices,
+        .seed = opt->seed, .nparts = run->ndevices, .halo = opt->halo,
+        .time_block = opt->time_block, .steps = opt->steps,
     };
     team *t = calloc(1, sizeof *t);
     if (!t)

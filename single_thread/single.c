@@ -35,6 +35,7 @@ static const mgpu_program program = {
     .summary = "one host thread drives every device by switching the current context",
     .exchanges = MGPU_EXCHANGE_IN_PROCESS,
     .extra = extra,
+    .deep_halo = 1,
 };
 
 /* Make DEVICE current for the work that follows. */
@@ -148,7 +149,8 @@ static mgpu_status single_thread(void *ctx, mgpu_run *run)
     const mgpu_options *opt = run->opt;
     mgpu_stencil_desc desc = {
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = opt->exchange,
-        .seed = opt->seed, .nparts = run->ndevices,
+        .seed = opt->seed, .nparts = run->ndevices, .halo = opt->halo,
+        .time_block = opt->time_block, .steps = opt->steps,
     };
     mgpu_stencil *st;
     mgpu_status status = mgpu_stencil_create(&st, &desc);

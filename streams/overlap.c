@@ -101,13 +101,15 @@ mgpu_status streams_domain_create(streams_domain *dom, const mgpu_options *opt, 
     memset(dom, 0, sizeof *dom);
     mgpu_stencil_desc desc = {
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = mode,
-        .seed = opt->seed, .nparts = nparts,
+        .seed = opt->seed, .nparts = nparts, .halo = opt->halo,
+        .time_block = opt->time_block, .steps = opt->steps,
     };
     MGPU_TRY(mgpu_stencil_create(&dom->st, &desc));
     dom->nparts = nparts;
     dom->nx = opt->nx;
     dom->mode = mgpu_stencil_exchange_mode(dom->st);
     dom->overlap = overlap;
+    dom->deep = opt->halo > 1;
     for (int p = 0; p < nparts; p++)
         MGPU_TRY(create_part(dom, p));
     return mgpu_event_create(slab_of(dom, 0)->device, 0, &dom->fork);
@@ -374,6 +376,28 @@ mgpu_status streams_synchronize(streams_domain *dom)
     return MGPU_OK;
 }
 
+/* Deep halos: the stencil domain's steps, as one thread issues them in
+ * mgpu-single (every part sends, then every part receives and computes); in
+ * modes peer-async and direct nothing waits on the host, the streams order
+ * themselves through the domain's events.  Its edge-row streams and events
+ * are for one-row halos and stay idle. */
+static mgpu_status deep_steps(streams_domain *dom, long long steps, int compute)
+{
+    for (long long step = 0; step < steps; step++) {
+        for (int p = 0; p < dom->nparts; p++) {
+            MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+            MGPU_TRY(mgpu_stencil_send(dom->st, p, step));
+        }
+        for (int p = 0; p < dom->nparts; p++) {
+            MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+            MGPU_TRY(mgpu_stencil_recv(dom->st, p, step));
+            if (compute)
+                MGPU_TRY(mgpu_stencil_compute(dom->st, p, step));
+        }
+    }
+    return MGPU_OK;
+}
+
 mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_graph *graph,
                         mgpu_progress *progress, double *seconds, double *host_seconds)
 {
@@ -385,6 +409,14 @@ mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_
     for (int p = 0; p < dom->nparts; p++)
         MGPU_TRY(mgpu_device_synchronize(slab_of(dom, p)->device));
     double start = mgpu_now();
+    if (dom->deep) {
+        MGPU_TRY(deep_steps(dom, steps, compute));
+        *host_seconds = mgpu_now() - start;
+        for (int p = 0; p < dom->nparts; p++)
+            MGPU_TRY(mgpu_stencil_synchronize(dom->st, p));
+        *seconds = mgpu_now() - start;
+        return MGPU_OK;
+    }
     MGPU_TRY(streams_mark(dom, 0, 1));
     long long step = 0;
     if (graph)

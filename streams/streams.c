@@ -74,6 +74,7 @@ static const mgpu_program program = {
                  MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER_ASYNC) |
                  MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT),
     .extra = extra,
+    .deep_halo = 1,
 };
 
 /* ------------------------------------------------- checking the request */
@@ -82,6 +83,14 @@ static const mgpu_program program = {
  * backend is known only here, after mgpu_main has chosen it. */
 static mgpu_status check_request(const streams_options *o, const mgpu_options *opt)
 {
+    if (opt->halo > 1 && (o->graph || o->pipeline || o->monitor ||
+                          o->overlap == STREAMS_OVERLAP_ON))
+        return mgpu_error_set(MGPU_ERR_USAGE, "--halo: %s exchanges one row a step (accepted "
+                                              "with --halo above 1: --overlap=off or auto)",
+                              o->graph      ? "--graph"
+                              : o->pipeline ? "--pipeline"
+                              : o->monitor  ? "--monitor"
+                                            : "--overlap=on");
     if (o->graph + o->pipeline + o->monitor > 1)
         return mgpu_error_set(MGPU_ERR_USAGE, "--graph, --pipeline, --monitor: these are "
                                               "modes (accepted: one of them at most)");
@@ -245,7 +254,7 @@ static mgpu_status overlapped(const streams_options *o, mgpu_run *run)
         mgpu_slab slabs[MGPU_MAX_DEVICES];
         MGPU_TRY(mgpu_decompose(run->opt->ny, run->ndevices, slabs));
         long long cells = (slabs[0].row_end - slabs[0].row_begin) * run->opt->nx;
-        overlap = run->ndevices > 1 && cells >= OVERLAP_MIN_CELLS;
+        overlap = run->ndevices > 1 && cells >= OVERLAP_MIN_CELLS && run->opt->halo == 1;
     }
     streams_domain dom;
     mgpu_graph *graph = NULL;

@@ -7,7 +7,7 @@
 
 /* The program's own options, as the command line left them (long long, as
  * the parser writes them). */
-enum { STREAMS_OVERLAP_AUTO = 2 };
+enum { STREAMS_OVERLAP_ON = 1, STREAMS_OVERLAP_AUTO = 2 };
 
 typedef struct streams_options {
     long long overlap;          /* 1: edge rows overlap the interior; 0: one
@@ -45,6 +45,8 @@ typedef struct streams_domain {
     long long nx;
     mgpu_exchange mode; /* how edge rows travel: peer, peer-async or direct */
     int overlap;        /* 0: one stream per part, compute then send */
+    int deep;           /* --halo > 1: the stencil domain's own exchange (send,
+                           recv, compute), which moves K rows every K steps */
     mgpu_event *fork;   /* on the origin, part 0's interior stream */
     long long graph_steps; /* --graph: the steps one replay runs (even) */
     streams_part part[MGPU_MAX_DEVICES];

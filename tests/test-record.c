@@ -26,7 +26,8 @@ static const mgpu_program program = {
 /* The fields every record has, in their order. */
 static const char *const common_keys[] = {
     "schema", "program", "strategy", "backend", "backend_reason", "kernel", "exchange", "devices",
-    "nx", "ny", "steps", "repeats", "time_s", "time_min_s", "time_max_s", "us_per_step",
+    "nx", "ny", "steps", "repeats", "halo", "time_block", "exchanges", "time_s", "time_min_s",
+    "time_max_s", "us_per_step",
     "host_issue_us_per_step", "host_wait_us_per_step", "device_us_per_step", "gcells_per_s", "gbytes_per_s", "exchange_s", "exchange_share", "copy_gbps", "roofline",
     "baseline_s", "speedup", "efficiency", "verify", "verified", "max_error", "tolerance",
     "gpus", "cuda_runtime", "cuda_driver", "mgpu_version", "hostname", "timestamp", "binding",

@@ -1,0 +1,52 @@
+#!/bin/sh
+# cuda-halo.sh - deep halos and time blocks on GPUs: mgpu-single, -pthread,
+# -openmp and -streams with --halo=K (1..4) and --time-block=T (1..4), the
+# exchange modes each takes, both kernels, on 1 to all devices (at most 4):
+# odd and uneven grids bit-identical to the CPU reference, a larger one N
+# devices bit-identical to one.  Skips (exit 77) when there is no usable GPU.
+. "$top_srcdir/tests/lib.sh"
+single="$top_builddir/single_thread/mgpu-single"
+
+require_gpus "$single"
+
+common="--backend=cuda --repeat=1 --warmup=0"
+
+on_devices() {
+    devices=$1
+    turn=0
+    for p in single_thread/mgpu-single pthread/mgpu-pthread openmp/mgpu-openmp \
+        streams/mgpu-streams; do
+        prog=$top_builddir/$p
+        [ -x "$prog" ] || continue
+        modes="peer peer-async staged direct mapped"
+        [ "$p" = streams/mgpu-streams ] && modes="peer peer-async direct"
+        # Each K and T meets one mode and kernel in turn; K=3 T=3 meets all.
+        for halo in 1 2 3 4; do
+            for block in 1 2 3 4; do
+                set -- $modes
+                shift $((turn % $#))
+                kernel=pattern2d
+                [ $((turn % 2)) -eq 1 ] && kernel=jacobi
+                turn=$((turn + 1))
+                check_run "$p: cuda vs cpu, K=$halo T=$block, $1, $devices devices, $kernel" \
+                    "$prog" $common --verify=cpu --exchange=$1 --devices=$devices \
+                    --kernel=$kernel --halo=$halo --time-block=$block --nx=1001 \
+                    --ny=$((53 + devices)) --steps=11
+            done
+        done
+        for exchange in $modes; do
+            for kernel in pattern2d jacobi; do
+                check_run "$p: cuda vs cpu, K=3 T=3, $exchange, $devices devices, $kernel" \
+                    "$prog" $common --verify=cpu --exchange=$exchange --devices=$devices \
+                    --kernel=$kernel --halo=3 --time-block=3 --nx=130 --ny=$((40 + devices)) \
+                    --steps=10
+            done
+        done
+        check_run "$p: N vs 1 device, K=4 T=4, $devices devices, 4099 x 2051" \
+            "$prog" $common --verify=device --devices=$devices --halo=4 --time-block=4 \
+            --nx=4099 --ny=2051 --steps=21
+    done
+}
+for_each_device_count on_devices
+echo "1..$tap_count"
+[ "$tap_failed" -eq 0 ]

@@ -1,0 +1,265 @@
+// blocked-tune.cu - the lab bench behind lib/kernels-blocked-cuda.cu: on one GPU, times the
+// one-step kernel and the blocked kernel at T = 2..8 steps a pass (the library's launch and
+// variants: warps per block, rows per strip) against the one-step roofline, cudaMemcpy
+// device to device measured in the same run, and checks every variant bit for bit against
+// T launches of the one-step kernel.  It includes the library's kernel files, so it times
+// the very code the library runs.  Built by make where CUDA is configured:
+//
+//   make tools/blocked-tune && tools/blocked-tune            # check, then 16384² and 32768²
+//   tools/blocked-tune check                                 # odd grids only
+//   tools/blocked-tune time NX NY                            # one grid
+//
+// "x roofline" is cell updates per second over (copy GB/s, read + written) / 8 bytes: the
+// rate of a one-step kernel that moved its bytes as fast as cudaMemcpy.
+#include "../lib/kernels-cuda.cu"
+#include "../lib/kernels-blocked-cuda.cu"
+
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "cuda-check.h"
+
+namespace tune {
+
+const unsigned both_fixed = MGPU_ROWS_FIXED_TOP | MGPU_ROWS_FIXED_BOTTOM;
+
+// One pass of T steps over the whole field (rows 1 .. ny-2, ring fixed), IN to OUT.
+typedef void (*pass_fn)(mgpu_kernel k, const float *in, float *out, long long nx,
+                        long long pitch, long long ny);
+
+struct variant {
+    const char *name;
+    int t;
+    pass_fn pass;
+};
+
+template <int T> void library_pass(mgpu_kernel k, const float *in, float *out, long long nx,
+                                   long long pitch, long long ny)
+{
+    CK(mgpu_cuda_stencil_rows_blocked(k, in, out, nx, pitch, 1, ny - 1, T, both_fixed, 0));
+}
+
+template <int T, int WARPS, int STRIP>
+void shaped_pass(mgpu_kernel k, const float *in, float *out, long long nx, long long pitch,
+                 long long ny)
+{
+    if (k == MGPU_KERNEL_PATTERN2D)
+        CK((launch_blocked<MGPU_KERNEL_PATTERN2D, T, 4, WARPS>(in, out, nx, pitch, 1, ny - 1,
+                                                                both_fixed, STRIP, 0)));
+    else
+        CK((launch_blocked<MGPU_KERNEL_JACOBI, T, 4, WARPS>(in, out, nx, pitch, 1, ny - 1,
+                                                             both_fixed, STRIP, 0)));
+}
+
+// The library at each T, then shapes around it: "wN" N warps a block, "sN" N rows a strip
+// (0: the library's choice).  Add rows here to try others; T and the shape are template
+// arguments, so each row is its own compiled kernel.
+#define SHAPES(T)                                                                         \
+    {"library", T, library_pass<T>}, {"w2", T, shaped_pass<T, 2, 0>},                      \
+        {"w8", T, shaped_pass<T, 8, 0>}, {"w4 s32", T, shaped_pass<T, 4, 32>},             \
+        {"w4 s128", T, shaped_pass<T, 4, 128>}, {"w4 s512", T, shaped_pass<T, 4, 512>}
+const variant variants[] = {{"one-step", 1, library_pass<1>},
+                            SHAPES(2), SHAPES(3), SHAPES(4), SHAPES(5), SHAPES(6), SHAPES(8)};
+const int nvariants = sizeof variants / sizeof variants[0];
+
+struct field {
+    long long nx, ny, pitch;
+    float *a, *b, *ref, *scratch;
+};
+
+size_t field_bytes(const field &f) { return static_cast<size_t>(f.pitch * f.ny) * 4; }
+
+field field_new(long long nx, long long ny, unsigned seed)
+{
+    field f{nx, ny, (nx + 31) / 32 * 32, nullptr, nullptr, nullptr, nullptr};
+    for (float **p : {&f.a, &f.b, &f.ref, &f.scratch})
+        CK(cudaMalloc(p, field_bytes(f)));
+    std::vector<float> h(static_cast<size_t>(f.pitch * ny));
+    srand(seed);
+    for (auto &v : h)
+        v = static_cast<float>(rand()) / RAND_MAX * 2.0f - 1.0f;
+    CK(cudaMemcpy(f.a, h.data(), field_bytes(f), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(f.b, f.a, field_bytes(f), cudaMemcpyDeviceToDevice));
+    return f;
+}
+
+void field_free(field &f)
+{
+    for (float *p : {f.a, f.b, f.ref, f.scratch})
+        CK(cudaFree(p));
+}
+
+// Cells whose bits differ, counted on the device (the fields may be gigabytes).
+__global__ void count_differences(const float *x, const float *y, long long n,
+                                  unsigned long long *bad)
+{
+    for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<long long>(gridDim.x) * blockDim.x)
+        if (__float_as_uint(x[i]) != __float_as_uint(y[i]))
+            atomicAdd(bad, 1ull);
+}
+
+unsigned long long differences(const float *x, const float *y, size_t n)
+{
+    unsigned long long *bad, host = 0;
+    CK(cudaMalloc(&bad, sizeof *bad));
+    CK(cudaMemset(bad, 0, sizeof *bad));
+    count_differences<<<1024, 256>>>(x, y, static_cast<long long>(n), bad);
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(&host, bad, sizeof host, cudaMemcpyDeviceToHost));
+    CK(cudaFree(bad));
+    return host;
+}
+
+// F.ref = T one-step launches from F.a (through F.scratch); and both already hold F.a's
+// boundary, so cells no step writes agree.
+void reference(mgpu_kernel k, field &f, int t)
+{
+    CK(cudaMemcpy(f.ref, f.a, field_bytes(f), cudaMemcpyDeviceToDevice));
+    CK(cudaMemcpy(f.scratch, f.a, field_bytes(f), cudaMemcpyDeviceToDevice));
+    float *cur = f.ref, *next = f.scratch;
+    for (int s = 0; s < t; s++) {
+        library_pass<1>(k, cur, next, f.nx, f.pitch, f.ny);
+        std::swap(cur, next);
+    }
+    if (cur != f.ref)
+        CK(cudaMemcpy(f.ref, cur, field_bytes(f), cudaMemcpyDeviceToDevice));
+}
+
+// Whether one pass of V from F.a into F.b (a copy of F.a first) is F.ref to the bit.
+bool matches(const variant &v, mgpu_kernel k, field &f)
+{
+    CK(cudaMemcpy(f.b, f.a, field_bytes(f), cudaMemcpyDeviceToDevice));
+    v.pass(k, f.a, f.b, f.nx, f.pitch, f.ny);
+    CK(cudaDeviceSynchronize());
+    return differences(f.b, f.ref, static_cast<size_t>(f.pitch * f.ny)) == 0;
+}
+
+const char *kernel_name(mgpu_kernel k) { return k == MGPU_KERNEL_JACOBI ? "jacobi" : "pattern2d"; }
+
+int check()
+{
+    const long long grids[][2] = {{3, 3},      {5, 4},     {17, 13},   {101, 53},
+                                  {1001, 7},   {1031, 2049}, {4099, 77}, {8195, 1025}};
+    int failed = 0;
+    for (auto &g : grids)
+        for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI}) {
+            field f = field_new(g[0], g[1], 7);
+            for (int v = 0; v < nvariants; v++) {
+                if (v == 0 || variants[v].t != variants[v - 1].t)
+                    reference(k, f, variants[v].t);
+                if (!matches(variants[v], k, f)) {
+                    printf("FAIL %s T=%d %s %lldx%lld\n", variants[v].name, variants[v].t,
+                           kernel_name(k), g[0], g[1]);
+                    failed++;
+                }
+            }
+            field_free(f);
+        }
+    printf("check: %s\n", failed ? "FAILED" : "every variant bit-identical to T one-step launches");
+    return failed ? 1 : 0;
+}
+
+// Median over 5 runs of the seconds per step of about 96 steps back to back.
+double seconds_per_step(const variant &v, mgpu_kernel k, field &f)
+{
+    const int passes = std::max(2, 96 / v.t);
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<double> per;
+    for (int r = -1; r < 5; r++) { // run -1 warms up
+        CK(cudaEventRecord(e0, 0));
+        for (int p = 0; p < passes; p++)
+            v.pass(k, p % 2 ? f.b : f.a, p % 2 ? f.a : f.b, f.nx, f.pitch, f.ny);
+        CK(cudaEventRecord(e1, 0));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 0)
+            per.push_back(ms / 1e3 / (passes * v.t));
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    std::sort(per.begin(), per.end());
+    return per[per.size() / 2];
+}
+
+// cudaMemcpy device to device of 1 GiB (as the library measures its ceiling), GB/s read +
+// written, median of 7.
+double copy_gbps()
+{
+    const size_t bytes = size_t(1) << 30;
+    void *a, *b;
+    CK(cudaMalloc(&a, bytes));
+    CK(cudaMalloc(&b, bytes));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<double> gbps;
+    for (int r = -1; r < 7; r++) {
+        CK(cudaEventRecord(e0, 0));
+        for (int i = 0; i < 4; i++)
+            CK(cudaMemcpyAsync(i % 2 ? a : b, i % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, 0));
+        CK(cudaEventRecord(e1, 0));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 0)
+            gbps.push_back(4.0 * 2.0 * bytes / (ms / 1e3) / 1e9);
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+    std::sort(gbps.begin(), gbps.end());
+    return gbps[gbps.size() / 2];
+}
+
+int time_grid(long long nx, long long ny)
+{
+    const double ceiling = copy_gbps();
+    const double roofline = ceiling * 1e9 / 8.0; // cells per second
+    const double cells = static_cast<double>(nx - 2) * (ny - 2);
+    field f = field_new(nx, ny, 11);
+    printf("%lld x %lld: cudaMemcpy %.0f GB/s (read + written): one-step roofline %.1f "
+           "Gcells/s\n",
+           nx, ny, ceiling, roofline / 1e9);
+    printf("%-10s %2s %-10s %10s %10s %10s  %s\n", "kernel", "T", "variant", "us/step",
+           "Gcells/s", "x roofline", "bits");
+    int failed = 0;
+    for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI})
+        for (int v = 0; v < nvariants; v++) {
+            if (v == 0 || variants[v].t != variants[v - 1].t)
+                reference(k, f, variants[v].t);
+            const bool same = matches(variants[v], k, f);
+            failed += !same;
+            const double s = seconds_per_step(variants[v], k, f);
+            printf("%-10s %2d %-10s %10.1f %10.1f %10.3f  %s\n", kernel_name(k), variants[v].t,
+                   variants[v].name, s * 1e6, cells / s / 1e9, cells / s / roofline,
+                   same ? "same" : "DIFFER");
+        }
+    field_free(f);
+    return failed ? 1 : 0;
+}
+
+} // namespace tune
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "check") == 0)
+        return tune::check();
+    if (argc >= 4 && strcmp(argv[1], "time") == 0)
+        return tune::time_grid(atoll(argv[2]), atoll(argv[3]));
+    if (argc == 1) {
+        int failed = tune::check();
+        failed |= tune::time_grid(16384, 16384);
+        failed |= tune::time_grid(32768, 32768);
+        return failed;
+    }
+    fprintf(stderr, "usage: blocked-tune [check | time NX NY]\n");
+    return 2;
+}
