@@ -3,8 +3,9 @@
  * It finds the strategy programs next to itself (installed) or in the build
  * tree (bench/../single_thread/mgpu-single, ...), asks each for its
  * exchange modes (its --list-exchanges), and runs each on 1
- * device and on every larger device count with each mode, as a child
- * process whose JSON record it reads.  The table puts them side by side,
+ * device and on every larger device count with each mode (and, with
+ * --sizes and --halo, at every grid and halo depth), as a child process
+ * whose JSON record it reads.  The table puts them side by side,
  * with speedup and parallel efficiency against the program's own 1-device
  * run of this comparison, never a number from another day.  results.csv,
  * results.json and the plots go into the output folder; --from prints and
