@@ -334,6 +334,16 @@ static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int 
     fputs("EOD\n", gp);
 }
 
+/* R (NULL: none) as the next point of L, none where WHAT of it was not
+ * measured.  1 when it is a point. */
+static int add_point(line *l, const cmp_row *r, measure what)
+{
+    if (r && !isfinite(measured(r, what)))
+        r = NULL;
+    l->row[l->count++] = r;
+    return r != NULL;
+}
+
 /* $NAME: a data set per program, device count (FROM devices up) and halo
  * depth (DEEP: named in the title), a point per grid size: WHAT of its
  * fastest row at that size.  The number of sets; *LABELS: whether a line
@@ -355,11 +365,7 @@ static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int f
         l.count = 0;
         for (const cmp_size *after = NULL;
              l.count < sizes && cmp_rows_next_size(rows, 1, after, &s); after = &s) {
-            const cmp_row *best = cmp_fastest(rows, r->program, r->devices, r->halo, &s);
-            if (best && !isfinite(measured(best, what)))
-                best = NULL;
-            l.row[l.count++] = best;
-            any |= best != NULL;
+            any |= add_point(&l, cmp_fastest(rows, r->program, r->devices, r->halo, &s), what);
         }
         if (!any)
             continue;
@@ -398,11 +404,7 @@ static int write_by_halo(FILE *gp, const cmp_rows *rows, const cmp_size *at, con
         int any = 0;
         l.count = 0;
         for (int k = 0; k < ndepths; k++) {
-            const cmp_row *best = cmp_fastest(rows, r->program, r->devices, depths[k], at);
-            if (best && !isfinite(measured(best, what)))
-                best = NULL;
-            l.row[l.count++] = best;
-            any |= best != NULL;
+            any |= add_point(&l, cmp_fastest(rows, r->program, r->devices, depths[k], at), what);
         }
         if (!any)
             continue;
@@ -444,28 +446,39 @@ static void plot_labels(FILE *gp, const char *block, int sets, const char *colum
             sets - 1, block, columns);
 }
 
+/* The plot command of the lines of $BLOCK (SETS data sets) against their
+ * x tics: bars, the points' modes where LABELS, the ideal 100% where
+ * IDEAL. */
+static void plot_lines(FILE *gp, const char *block, int sets, int labels, int ideal)
+{
+    fprintf(gp,
+            "    plot for [i=0:%d] %s index i using 1:3:4:5:xtic(2) with yerrorlines lw 2 pt 7 "
+            "title columnhead(3)",
+            sets - 1, block);
+    if (labels) {
+        fputs(", \\\n         ", gp);
+        plot_labels(gp, block, sets, "1:3:6");
+    }
+    if (ideal)
+        fputs(", \\\n         100 with lines dt 2 lc rgb \"gray\" title \"ideal\"", gp);
+    fputc('\n', gp);
+}
+
 /* The plots against grid size, within the loop over formats. */
 static void plot_sizes(FILE *gp, int time_sets, int time_labels, int efficiency_sets,
                        int efficiency_labels, const span *efficiency_range)
 {
-    fprintf(gp,
-            "    set output \"sizes-time.\".format\n"
-            "    set key outside below\n"
-            "    set title \"time per step against grid size, fastest exchange mode\\n\".across\n"
-            "    set xlabel \"grid cells\"\n"
-            "    set ylabel \"us per step (bars: fastest to slowest run)\"\n"
-            "    set logscale xy\n"
-            "    set xrange [*:*]\n"
-            "    set yrange [*:*]\n"
-            "    set xtics autofreq rotate by -30\n"
-            "    plot for [i=0:%d] $time index i using 1:3:4:5:xtic(2) with yerrorlines lw 2 "
-            "pt 7 title columnhead(3)",
-            time_sets - 1);
-    if (time_labels) {
-        fputs(", \\\n         ", gp);
-        plot_labels(gp, "$time", time_sets, "1:3:6");
-    }
-    fputc('\n', gp);
+    fputs("    set output \"sizes-time.\".format\n"
+          "    set key outside below\n"
+          "    set title \"time per step against grid size, fastest exchange mode\\n\".across\n"
+          "    set xlabel \"grid cells\"\n"
+          "    set ylabel \"us per step (bars: fastest to slowest run)\"\n"
+          "    set logscale xy\n"
+          "    set xrange [*:*]\n"
+          "    set yrange [*:*]\n"
+          "    set xtics autofreq rotate by -30\n",
+          gp);
+    plot_lines(gp, "$time", time_sets, time_labels, 0);
     if (efficiency_sets) {
         fputs("    set output \"sizes-efficiency.\".format\n"
               "    set title \"parallel efficiency against grid size (speedup over the "
@@ -474,15 +487,7 @@ static void plot_sizes(FILE *gp, int time_sets, int time_labels, int efficiency_
               "    unset logscale y\n",
               gp);
         percent_axis(gp, efficiency_range);
-        fprintf(gp,
-                "    plot for [i=0:%d] $efficiency index i using 1:3:4:5:xtic(2) with "
-                "yerrorlines lw 2 pt 7 title columnhead(3)",
-                efficiency_sets - 1);
-        if (efficiency_labels) {
-            fputs(", \\\n         ", gp);
-            plot_labels(gp, "$efficiency", efficiency_sets, "1:3:6");
-        }
-        fputs(", \\\n         100 with lines dt 2 lc rgb \"gray\" title \"ideal\"\n", gp);
+        plot_lines(gp, "$efficiency", efficiency_sets, efficiency_labels, 1);
     }
     fputs("    unset logscale\n"
           "    set xtics norotate\n",
@@ -510,15 +515,9 @@ static void plot_halos(FILE *gp, const halo_plot *h)
             "    set logscale x 2\n"
             "    set xrange [%.4g:%.4g]\n" /* room for the points' labels */
             "    set yrange [0:*]\n"
-            "    set xtics autofreq\n"
-            "    plot for [i=0:%d] $halotime index i using 1:3:4:5:xtic(2) with yerrorlines "
-            "lw 2 pt 7 title columnhead(3)",
-            h->shallowest / 1.5, h->deepest * 1.5, h->time_sets - 1);
-    if (h->time_labels) {
-        fputs(", \\\n         ", gp);
-        plot_labels(gp, "$halotime", h->time_sets, "1:3:6");
-    }
-    fputc('\n', gp);
+            "    set xtics autofreq\n",
+            h->shallowest / 1.5, h->deepest * 1.5);
+    plot_lines(gp, "$halotime", h->time_sets, h->time_labels, 0);
     if (h->efficiency_sets) {
         fputs("    set output \"halo-efficiency.\".format\n"
               "    set title \"parallel efficiency against halo depth K (speedup over the "
@@ -526,15 +525,7 @@ static void plot_halos(FILE *gp, const halo_plot *h)
               "    set ylabel \"parallel efficiency, % (bars: fastest to slowest run)\"\n",
               gp);
         percent_axis(gp, h->range);
-        fprintf(gp,
-                "    plot for [i=0:%d] $haloefficiency index i using 1:3:4:5:xtic(2) with "
-                "yerrorlines lw 2 pt 7 title columnhead(3)",
-                h->efficiency_sets - 1);
-        if (h->efficiency_labels) {
-            fputs(", \\\n         ", gp);
-            plot_labels(gp, "$haloefficiency", h->efficiency_sets, "1:3:6");
-        }
-        fputs(", \\\n         100 with lines dt 2 lc rgb \"gray\" title \"ideal\"\n", gp);
+        plot_lines(gp, "$haloefficiency", h->efficiency_sets, h->efficiency_labels, 1);
     }
     fputs("    unset logscale\n", gp);
 }
