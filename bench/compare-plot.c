@@ -4,7 +4,10 @@
  * both at the largest grid; and, when the runs span several grid sizes,
  * the time per step (log-log) and the efficiency against the grid's cells,
  * one line per program and device count (its fastest exchange mode at each
- * size).  Every point has an error bar from the spread of its runs; the
+ * size); and, when the runs span several halo depths, the time per step
+ * and the efficiency against the depth K at the largest grid, one line per
+ * program and device count (its fastest mode at each K), while the other
+ * plots then draw a line per depth, named in its title.  Every point has an error bar from the spread of its runs; the
  * key names the exchange mode of each line, or, where the fastest mode
  * changes from point to point, each point is labelled with its mode.  The
  * data go into one gnuplot script, DIR/plots.gp, that draws them as PNG
@@ -166,20 +169,25 @@ static const char *line_mode(const line *l, int *varies)
     return *varies ? NULL : mode;
 }
 
+/* What the points of a line stand at. */
+typedef enum axis { X_DEVICES, X_CELLS, X_HALO } axis;
+
 /* One data set of a block (the sets are two blank lines apart, plotted
  * with `index'): a header whose third column is the line's title, "single,
- * 2 dev (direct)", then a row per point: x, its tic, the value, the bar's
- * low and high, and the point's exchange mode where the line's mode varies
- * from point to point ("" elsewhere: the key says it).  1 when the line
- * labels its points. */
-static int write_line(FILE *gp, const char *program, int devices, const line *l, measure what,
-                      span *range)
+ * 2 dev (direct)" (DEVICES 0: no device count; HALO 0: no depth), then a
+ * row per point: x, its tic, the value, the bar's low and high, and the
+ * point's exchange mode where the line's mode varies from point to point
+ * ("" elsewhere: the key says it).  1 when the line labels its points. */
+static int write_line(FILE *gp, const char *program, int devices, int halo, const line *l,
+                      measure what, axis x, span *range)
 {
     int varies;
     const char *mode = line_mode(l, &varies);
     fprintf(gp, "x tic \"%s", short_name(program));
     if (devices)
         fprintf(gp, ", %d dev", devices);
+    if (halo)
+        fprintf(gp, ", halo %d", halo);
     if (varies)
         fputs(" (mode per point)", gp);
     else if (mode)
@@ -191,8 +199,10 @@ static int write_line(FILE *gp, const char *program, int devices, const line *l,
         if (!isfinite(value))
             continue;
         bar(r, what, value, &low, &high);
-        if (devices)
+        if (x == X_CELLS)
             fprintf(gp, "%lld \"%lldx%lld\"", r->nx * r->ny, r->nx, r->ny);
+        else if (x == X_HALO)
+            fprintf(gp, "%d \"%d\"", r->halo, r->halo);
         else
             fprintf(gp, "%d \"%d\"", r->devices, r->devices);
         data_cell(gp, value);
@@ -208,12 +218,36 @@ static int write_line(FILE *gp, const char *program, int devices, const line *l,
     return varies;
 }
 
-/* $scaling: a data set per program (its order in PROGRAMS), a point per
- * device count: the efficiency of its fastest mode there, at the grid AT.
- * The number of sets; *LABELS: whether a line labels its points. */
-static int write_scaling(FILE *gp, const cmp_rows *rows, const cmp_size *at, names *programs,
-                         span *range, int *labels)
+/* The halo depths of the rows that ran (AT: at that grid), shallowest
+ * first, into DEPTHS (room for MAX); how many there are. */
+static int depths_of(const cmp_rows *rows, const cmp_size *at, int *depths, int max)
 {
+    int count = 0;
+    for (int i = 0; i < rows->count; i++) {
+        const cmp_row *r = &rows->row[i];
+        int k = 0;
+        if (r->status != RUN_OK || (at && !cmp_row_at(r, at)))
+            continue;
+        while (k < count && depths[k] < r->halo)
+            k++;
+        if ((k < count && depths[k] == r->halo) || count == max)
+            continue;
+        memmove(depths + k + 1, depths + k, (size_t) (count - k) * sizeof *depths);
+        depths[k] = r->halo;
+        count++;
+    }
+    return count;
+}
+
+/* $scaling: a data set per program (its order in PROGRAMS) and halo depth
+ * (DEEP: named in the title), a point per device count: the efficiency of
+ * its fastest mode there, at the grid AT.  The number of sets; *LABELS:
+ * whether a line labels its points. */
+static int write_scaling(FILE *gp, const cmp_rows *rows, const cmp_size *at, names *programs,
+                         int deep, span *range, int *labels)
+{
+    int depths[MAX_NAMES];
+    int ndepths = depths_of(rows, at, depths, MAX_NAMES);
     int most = max_devices(rows, at), sets = 0;
     line l = {.row = malloc((size_t) (most > 0 ? most : 1) * sizeof *l.row), .count = 0};
     if (!l.row)
@@ -224,31 +258,37 @@ static int write_scaling(FILE *gp, const cmp_rows *rows, const cmp_size *at, nam
     }
     fputs("$scaling << EOD\n", gp);
     for (int p = 0; p < programs->count; p++) {
-        l.count = 0;
-        int any = 0;
-        for (int d = 1; d <= most; d++) {
-            const cmp_row *r = cmp_fastest(rows, programs->name[p], d, at);
-            if (r && !isfinite(r->speedup))
-                r = NULL;
-            l.row[l.count++] = r;
-            any |= r != NULL;
+        for (int k = 0; k < ndepths; k++) {
+            l.count = 0;
+            int any = 0;
+            for (int d = 1; d <= most; d++) {
+                const cmp_row *r = cmp_fastest(rows, programs->name[p], d, depths[k], at);
+                if (r && !isfinite(r->speedup))
+                    r = NULL;
+                l.row[l.count++] = r;
+                any |= r != NULL;
+            }
+            if (!any)
+                continue;
+            *labels |= write_line(gp, programs->name[p], 0, deep ? depths[k] : 0, &l,
+                                  EFFICIENCY_PERCENT, X_DEVICES, range);
+            sets++;
         }
-        if (!any)
-            continue;
-        *labels |= write_line(gp, programs->name[p], 0, &l, EFFICIENCY_PERCENT, range);
-        sets++;
     }
     fputs("EOD\n", gp);
     free(l.row);
     return sets;
 }
 
-/* $modes: a row per program, three columns per exchange mode (Gcells/s,
- * the bar's low and high) at the largest device count at the grid AT. */
-static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int most,
+/* $modes: a row per program (and halo depth, DEEP: named in its tic),
+ * three columns per exchange mode (Gcells/s, the bar's low and high) at
+ * the largest device count at the grid AT. */
+static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int most, int deep,
                         names *modes)
 {
     names programs = {.count = 0};
+    int depths[MAX_NAMES];
+    int ndepths = depths_of(rows, at, depths, MAX_NAMES);
     for (int i = 0; i < rows->count; i++) {
         const cmp_row *r = &rows->row[i];
         if (r->status == RUN_OK && r->devices == most && cmp_row_at(r, at)) {
@@ -260,14 +300,26 @@ static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int 
     for (int m = 0; m < modes->count; m++)
         fprintf(gp, " \"%s\" low high", modes->name[m]);
     fputc('\n', gp);
-    for (int p = 0; p < programs.count; p++) {
-        fprintf(gp, "\"%s\"", short_name(programs.name[p]));
+    for (int p = 0; p < programs.count * ndepths; p++) {
+        const char *program = programs.name[p / ndepths];
+        int halo = depths[p % ndepths], any = 0;
+        for (int i = 0; i < rows->count && !any; i++) {
+            const cmp_row *r = &rows->row[i];
+            any = r->status == RUN_OK && r->devices == most && cmp_row_at(r, at) &&
+                  r->halo == halo && strcmp(r->program, program) == 0;
+        }
+        if (!any)
+            continue;
+        fprintf(gp, "\"%s", short_name(program));
+        if (deep)
+            fprintf(gp, " K=%d", halo);
+        fputc('"', gp);
         for (int m = 0; m < modes->count; m++) {
             double value = NAN, low = NAN, high = NAN;
             for (int i = 0; i < rows->count; i++) {
                 const cmp_row *r = &rows->row[i];
                 if (r->status == RUN_OK && r->devices == most && cmp_row_at(r, at) &&
-                    strcmp(r->program, programs.name[p]) == 0 &&
+                    r->halo == halo && strcmp(r->program, program) == 0 &&
                     strcmp(r->exchange, modes->name[m]) == 0 && isfinite(r->gcells_per_s)) {
                     value = r->gcells_per_s;
                     bar(r, GCELLS_PER_S, value, &low, &high);
@@ -282,11 +334,22 @@ static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int 
     fputs("EOD\n", gp);
 }
 
-/* $NAME: a data set per program and device count (FROM devices up), a
- * point per grid size: WHAT of its fastest row at that size.  The number
- * of sets; *LABELS: whether a line labels its points. */
+/* R (NULL: none) as the next point of L, none where WHAT of it was not
+ * measured.  1 when it is a point. */
+static int add_point(line *l, const cmp_row *r, measure what)
+{
+    if (r && !isfinite(measured(r, what)))
+        r = NULL;
+    l->row[l->count++] = r;
+    return r != NULL;
+}
+
+/* $NAME: a data set per program, device count (FROM devices up) and halo
+ * depth (DEEP: named in the title), a point per grid size: WHAT of its
+ * fastest row at that size.  The number of sets; *LABELS: whether a line
+ * labels its points. */
 static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int from, measure what,
-                         span *range, int *labels)
+                         int deep, span *range, int *labels)
 {
     int sizes = cmp_rows_size_count(rows, 1), sets = 0;
     line l = {.row = malloc((size_t) (sizes > 0 ? sizes : 1) * sizeof *l.row), .count = 0};
@@ -302,19 +365,53 @@ static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int f
         l.count = 0;
         for (const cmp_size *after = NULL;
              l.count < sizes && cmp_rows_next_size(rows, 1, after, &s); after = &s) {
-            const cmp_row *best = cmp_fastest(rows, r->program, r->devices, &s);
-            if (best && !isfinite(measured(best, what)))
-                best = NULL;
-            l.row[l.count++] = best;
-            any |= best != NULL;
+            any |= add_point(&l, cmp_fastest(rows, r->program, r->devices, r->halo, &s), what);
         }
         if (!any)
             continue;
-        *labels |= write_line(gp, r->program, r->devices, &l, what, range);
+        *labels |= write_line(gp, r->program, r->devices, deep ? r->halo : 0, &l, what, X_CELLS,
+                              range);
         sets++;
     }
     fputs("EOD\n", gp);
     free(l.row);
+    return sets;
+}
+
+/* $NAME: a data set per program and device count (FROM devices up), a
+ * point per halo depth: WHAT of its fastest row with that depth at the
+ * grid AT.  The number of sets; *LABELS: whether a line labels its
+ * points. */
+static int write_by_halo(FILE *gp, const cmp_rows *rows, const cmp_size *at, const char *name,
+                         int from, measure what, span *range, int *labels)
+{
+    int depths[MAX_NAMES], sets = 0;
+    line l = {.row = NULL, .count = 0};
+    const cmp_row *points[MAX_NAMES];
+    int ndepths = depths_of(rows, at, depths, MAX_NAMES);
+    l.row = points;
+    fprintf(gp, "$%s << EOD\n", name);
+    for (int i = 0; i < rows->count; i++) {
+        const cmp_row *r = &rows->row[i];
+        int first = r->status == RUN_OK && r->devices >= from && cmp_row_at(r, at);
+        for (int j = 0; first && j < i; j++) {
+            const cmp_row *o = &rows->row[j];
+            first = !(o->status == RUN_OK && o->devices == r->devices && cmp_row_at(o, at) &&
+                      strcmp(o->program, r->program) == 0);
+        }
+        if (!first)
+            continue;
+        int any = 0;
+        l.count = 0;
+        for (int k = 0; k < ndepths; k++) {
+            any |= add_point(&l, cmp_fastest(rows, r->program, r->devices, depths[k], at), what);
+        }
+        if (!any)
+            continue;
+        *labels |= write_line(gp, r->program, r->devices, 0, &l, what, X_HALO, range);
+        sets++;
+    }
+    fputs("EOD\n", gp);
     return sets;
 }
 
@@ -349,28 +446,39 @@ static void plot_labels(FILE *gp, const char *block, int sets, const char *colum
             sets - 1, block, columns);
 }
 
+/* The plot command of the lines of $BLOCK (SETS data sets) against their
+ * x tics: bars, the points' modes where LABELS, the ideal 100% where
+ * IDEAL. */
+static void plot_lines(FILE *gp, const char *block, int sets, int labels, int ideal)
+{
+    fprintf(gp,
+            "    plot for [i=0:%d] %s index i using 1:3:4:5:xtic(2) with yerrorlines lw 2 pt 7 "
+            "title columnhead(3)",
+            sets - 1, block);
+    if (labels) {
+        fputs(", \\\n         ", gp);
+        plot_labels(gp, block, sets, "1:3:6");
+    }
+    if (ideal)
+        fputs(", \\\n         100 with lines dt 2 lc rgb \"gray\" title \"ideal\"", gp);
+    fputc('\n', gp);
+}
+
 /* The plots against grid size, within the loop over formats. */
 static void plot_sizes(FILE *gp, int time_sets, int time_labels, int efficiency_sets,
                        int efficiency_labels, const span *efficiency_range)
 {
-    fprintf(gp,
-            "    set output \"sizes-time.\".format\n"
-            "    set key outside below\n"
-            "    set title \"time per step against grid size, fastest exchange mode\\n\".across\n"
-            "    set xlabel \"grid cells\"\n"
-            "    set ylabel \"us per step (bars: fastest to slowest run)\"\n"
-            "    set logscale xy\n"
-            "    set xrange [*:*]\n"
-            "    set yrange [*:*]\n"
-            "    set xtics autofreq rotate by -30\n"
-            "    plot for [i=0:%d] $time index i using 1:3:4:5:xtic(2) with yerrorlines lw 2 "
-            "pt 7 title columnhead(3)",
-            time_sets - 1);
-    if (time_labels) {
-        fputs(", \\\n         ", gp);
-        plot_labels(gp, "$time", time_sets, "1:3:6");
-    }
-    fputc('\n', gp);
+    fputs("    set output \"sizes-time.\".format\n"
+          "    set key outside below\n"
+          "    set title \"time per step against grid size, fastest exchange mode\\n\".across\n"
+          "    set xlabel \"grid cells\"\n"
+          "    set ylabel \"us per step (bars: fastest to slowest run)\"\n"
+          "    set logscale xy\n"
+          "    set xrange [*:*]\n"
+          "    set yrange [*:*]\n"
+          "    set xtics autofreq rotate by -30\n",
+          gp);
+    plot_lines(gp, "$time", time_sets, time_labels, 0);
     if (efficiency_sets) {
         fputs("    set output \"sizes-efficiency.\".format\n"
               "    set title \"parallel efficiency against grid size (speedup over the "
@@ -379,19 +487,47 @@ static void plot_sizes(FILE *gp, int time_sets, int time_labels, int efficiency_
               "    unset logscale y\n",
               gp);
         percent_axis(gp, efficiency_range);
-        fprintf(gp,
-                "    plot for [i=0:%d] $efficiency index i using 1:3:4:5:xtic(2) with "
-                "yerrorlines lw 2 pt 7 title columnhead(3)",
-                efficiency_sets - 1);
-        if (efficiency_labels) {
-            fputs(", \\\n         ", gp);
-            plot_labels(gp, "$efficiency", efficiency_sets, "1:3:6");
-        }
-        fputs(", \\\n         100 with lines dt 2 lc rgb \"gray\" title \"ideal\"\n", gp);
+        plot_lines(gp, "$efficiency", efficiency_sets, efficiency_labels, 1);
     }
     fputs("    unset logscale\n"
           "    set xtics norotate\n",
           gp);
+}
+
+/* The plots against the halo depth at the largest grid. */
+typedef struct halo_plot {
+    int time_sets, time_labels, efficiency_sets, efficiency_labels;
+    const span *range; /* of the efficiency */
+    int shallowest, deepest;
+} halo_plot;
+
+/* The plots against the halo depth, within the loop over formats: K on a
+ * log2 axis, the depths that ran as its tics. */
+static void plot_halos(FILE *gp, const halo_plot *h)
+{
+    fprintf(gp,
+            "    set output \"halo-time.\".format\n"
+            "    set key outside below\n"
+            "    set title \"time per step against halo depth K (K rows a side, exchanged "
+            "every K steps), fastest exchange mode\\n\".what\n"
+            "    set xlabel \"halo depth K\"\n"
+            "    set ylabel \"us per step (bars: fastest to slowest run)\"\n"
+            "    set logscale x 2\n"
+            "    set xrange [%.4g:%.4g]\n" /* room for the points' labels */
+            "    set yrange [0:*]\n"
+            "    set xtics autofreq\n",
+            h->shallowest / 1.5, h->deepest * 1.5);
+    plot_lines(gp, "$halotime", h->time_sets, h->time_labels, 0);
+    if (h->efficiency_sets) {
+        fputs("    set output \"halo-efficiency.\".format\n"
+              "    set title \"parallel efficiency against halo depth K (speedup over the "
+              "program's own 1-device run with that K / devices)\\n\".what\n"
+              "    set ylabel \"parallel efficiency, % (bars: fastest to slowest run)\"\n",
+              gp);
+        percent_axis(gp, h->range);
+        plot_lines(gp, "$haloefficiency", h->efficiency_sets, h->efficiency_labels, 1);
+    }
+    fputs("    unset logscale\n", gp);
 }
 
 /* The host backend's note on lines of its own in a title string: one line
@@ -432,20 +568,37 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
             "set datafile missing \"-\"\n",
             COMPARE_NAME, sizes > 1 ? ", and time and efficiency against grid size" : "");
     span scaling_range = {NAN, NAN}, unused = {NAN, NAN}, efficiency_range = {NAN, NAN};
+    span halo_range = {NAN, NAN};
     int scaling_labels = 0, time_labels = 0, efficiency_labels = 0;
-    int scaling_sets = write_scaling(gp, rows, &at, &programs, &scaling_range, &scaling_labels);
-    write_modes(gp, rows, &at, most, &modes);
+    /* Lines per halo depth, named, when any ran deeper than 1. */
+    int deep = cmp_rows_deep(rows), depths[MAX_NAMES];
+    int scaling_sets =
+        write_scaling(gp, rows, &at, &programs, deep, &scaling_range, &scaling_labels);
+    write_modes(gp, rows, &at, most, deep, &modes);
     int time_sets = 0, efficiency_sets = 0;
+    halo_plot halo = {0};
+    int ndepths = depths_of(rows, &at, depths, MAX_NAMES);
+    if (ndepths > 1) {
+        halo.shallowest = depths[0];
+        halo.deepest = depths[ndepths - 1];
+        halo.time_sets = write_by_halo(gp, rows, &at, "halotime", 1, US_PER_STEP, &unused,
+                                       &halo.time_labels);
+        halo.efficiency_sets = write_by_halo(gp, rows, &at, "haloefficiency", 2,
+                                             EFFICIENCY_PERCENT, &halo_range,
+                                             &halo.efficiency_labels);
+        halo.range = &halo_range;
+    }
     if (sizes > 1) {
-        time_sets = write_by_size(gp, rows, "time", 1, US_PER_STEP, &unused, &time_labels);
-        efficiency_sets = write_by_size(gp, rows, "efficiency", 2, EFFICIENCY_PERCENT,
+        time_sets = write_by_size(gp, rows, "time", 1, US_PER_STEP, deep, &unused, &time_labels);
+        efficiency_sets = write_by_size(gp, rows, "efficiency", 2, EFFICIENCY_PERCENT, deep,
                                         &efficiency_range, &efficiency_labels);
         fprintf(gp, "across = \"%s backend, %s, %lld steps", m->backend, m->kernel, m->steps);
         if (host)
             host_note(gp);
         fputs("\"\n", gp);
     }
-    if (scaling_sets < 0 || time_sets < 0 || efficiency_sets < 0) {
+    if (scaling_sets < 0 || time_sets < 0 || efficiency_sets < 0 || halo.time_sets < 0 ||
+        halo.efficiency_sets < 0) {
         fclose(gp);
         fprintf(stderr, "%s: cannot write %s: out of memory\n", COMPARE_NAME, path);
         return -1;
@@ -510,6 +663,8 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
     if (time_sets)
         plot_sizes(gp, time_sets, time_labels, efficiency_sets, efficiency_labels,
                    &efficiency_range);
+    if (halo.time_sets)
+        plot_halos(gp, &halo);
     fputs("}\n", gp);
     if (ferror(gp) | (fclose(gp) != 0)) {
         fprintf(stderr, "%s: cannot write %s: %s\n", COMPARE_NAME, path, strerror(errno));

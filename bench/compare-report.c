@@ -1,6 +1,6 @@
 /* compare-report.c - what mgpu-compare makes of the runs: speedup and
  * parallel efficiency against each program's own 1-device run at the same
- * grid in the same comparison, the side-by-side table (a group per grid
+ * grid with the same halo depth in the same comparison, the side-by-side table (a group per grid
  * size when there are several), results.csv (a row per run) and
  * results.json, written with jansson (the same runs, each with every field
  * its program printed, and the metadata of the machine). */
@@ -31,9 +31,13 @@ void cmp_derive(cmp_rows *rows)
         for (int j = 0; j < rows->count; j++) {
             const cmp_row *base = &rows->row[j];
             /* The same grid: across sizes, a 1-device time of another
-             * size would make the speedup a ratio of two grids. */
+             * size would make the speedup a ratio of two grids.  The same
+             * halo depth: a deep halo changes the one device's kernel too
+             * (several steps a pass), so the speedup of K > 1 is what the
+             * devices add to the program's own blocked run. */
             if (base->status == RUN_OK && base->devices == 1 && base->nx == r->nx &&
-                base->ny == r->ny && strcmp(base->program, r->program) == 0) {
+                base->ny == r->ny && base->halo == r->halo &&
+                strcmp(base->program, r->program) == 0) {
                 r->baseline_s = base->time_s;
                 r->speedup = base->time_s / r->time_s;
                 r->efficiency = r->speedup / r->devices;
@@ -67,11 +71,16 @@ static void cell(FILE *out, int width, int decimals, double value, const char *s
 
 static void print_row(const cmp_row *r, FILE *out)
 {
-    fprintf(out, "%-15s %7d %-10s", r->program, r->devices, r->exchange);
+    fprintf(out, "%-15s %7d %-10s %4d", r->program, r->devices, r->exchange, r->halo);
     if (r->status != RUN_OK) {
         fprintf(out, " %s: %s\n", r->status == RUN_SKIPPED ? "skipped" : "FAILED", r->reason);
         return;
     }
+    if (r->time_block > 0)
+        fprintf(out, " %5d", r->time_block);
+    else
+        fprintf(out, " %5s", "n/a");
+    cell(out, 8, 0, r->exchanges, "");
     double spread = (r->time_max_s - r->time_min_s) / r->time_s;
     cell(out, 10, 1, r->us_per_step, "");
     cell(out, 7, 1, 100 * spread, "%");
@@ -112,10 +121,15 @@ void cmp_print_table(const cmp_rows *rows, FILE *out)
                  "# exchange: time of the same steps with the exchanges alone, as a share "
                  "of the time\n"
                  "# issue, wait: host us a step issuing work and waiting (barriers, devices); "
-                 "device: us a step of the largest part's kernel alone\n",
-            sizes == 1 ? "" : "at the same grid ");
-    fprintf(out, "%-15s %7s %-10s %10s %7s %9s %8s %10s %8s %7s %7s %7s  %s\n", "program",
-            "devices", "exchange", "us/step", "spread", "Gcells/s", "speedup", "efficiency",
+                 "device: us a step of the largest part's kernel alone\n"
+                 "# halo: rows a side, exchanged every halo steps (--halo); block: steps per "
+                 "pass over memory as run; swaps: halo exchanges in a run\n",
+            sizes == 1 && !cmp_rows_deep(rows) ? ""
+            : sizes == 1                       ? "with the same halo "
+            : cmp_rows_deep(rows)              ? "at the same grid and halo "
+                                               : "at the same grid ");
+    fprintf(out, "%-15s %7s %-10s %4s %5s %8s %10s %7s %9s %8s %10s %8s %7s %7s %7s  %s\n",
+            "program", "devices", "exchange", "halo", "block", "swaps", "us/step", "spread", "Gcells/s", "speedup", "efficiency",
             "exchange", "issue", "wait", "device", "verified");
     if (sizes == 1) {
         for (int i = 0; i < rows->count; i++)
@@ -135,7 +149,8 @@ void cmp_print_table(const cmp_rows *rows, FILE *out)
 
 /* ------------------------------------------------- the row as a field list */
 
-typedef enum field_kind { F_TEXT, F_INTEGER, F_NUMBER, F_VERDICT } field_kind;
+/* F_COUNT: a whole number, or not known (below 0, NaN): null, empty. */
+typedef enum field_kind { F_TEXT, F_INTEGER, F_COUNT, F_NUMBER, F_VERDICT } field_kind;
 
 typedef struct field {
     const char *key;
@@ -144,7 +159,7 @@ typedef struct field {
     double number;
 } field;
 
-#define ROW_FIELDS 31
+#define ROW_FIELDS 34
 
 static int row_fields(const cmp_row *r, field *f)
 {
@@ -164,6 +179,9 @@ static int row_fields(const cmp_row *r, field *f)
     INTEGER("ny", r->ny);
     INTEGER("steps", r->steps);
     INTEGER("repeats", r->repeats);
+    INTEGER("halo", r->halo);
+    f[n++] = (field){"time_block", F_COUNT, NULL, r->time_block > 0 ? r->time_block : NAN};
+    f[n++] = (field){"exchanges", F_COUNT, NULL, r->exchanges};
     TEXT("status", cmp_status_name(r->status));
     NUMBER("time_s", r->time_s);
     NUMBER("time_min_s", r->time_min_s);
@@ -202,6 +220,10 @@ static void print_csv_value(const field *f, FILE *out)
         break;
     case F_INTEGER:
         fprintf(out, "%.0f", f->number);
+        break;
+    case F_COUNT:
+        if (f->number >= 0)
+            fprintf(out, "%.0f", f->number);
         break;
     case F_NUMBER:
         if (isfinite(f->number))
@@ -265,6 +287,9 @@ static json_t *run_json(const cmp_row *r)
             break;
         case F_INTEGER:
             value = json_integer((json_int_t) f[i].number);
+            break;
+        case F_COUNT:
+            value = f[i].number >= 0 ? json_integer((json_int_t) f[i].number) : json_null();
             break;
         case F_NUMBER:
             value = isfinite(f[i].number) ? json_real(f[i].number) : json_null();

@@ -41,8 +41,9 @@ cmp_row *cmp_rows_add(cmp_rows *rows)
     r->gcells_per_s = r->gbytes_per_s = r->exchange_s = r->exchange_share = NAN;
     r->copy_gbps = r->roofline = r->baseline_s = r->speedup = r->efficiency = NAN;
     r->host_issue_us_per_step = r->host_wait_us_per_step = r->device_us_per_step = NAN;
-    r->max_error = NAN;
+    r->max_error = r->exchanges = NAN;
     r->verified = -1;
+    r->halo = 1;
     return r;
 }
 
@@ -263,17 +264,23 @@ int cmp_row_from_object(cmp_row *row, json_t *o, int results, char *error, size_
         return -1;
     row->devices = (int) devices;
     row->repeats = (int) repeats;
-    /* Records before deep halos have none of these; a record that has them
-     * is held to the command line's ranges. */
-    long long halo, time_block;
-    double exchanges;
+    /* Records and results before deep halos have none of these: the depth
+     * was 1, the time block and the exchanges are not known.  A record that
+     * has them is held to the command line's ranges; results.json says null
+     * for a time block that is not known (a run that did not start). */
+    long long halo = 1, time_block = 0;
+    const json_t *block = json_object_get(o, "time_block");
     if ((json_object_get(o, "halo") && integer_of(&rd, "halo", 1, MGPU_HALO_MAX, &halo) != 0) ||
-        (json_object_get(o, "time_block") &&
+        (block && !json_is_null(block) &&
          integer_of(&rd, "time_block", 1, MGPU_TIME_BLOCK_MAX, &time_block) != 0) ||
-        measure_of(&rd, "exchanges", &exchanges) != 0)
+        measure_of(&rd, "exchanges", &row->exchanges) != 0)
         return -1;
-    if (!isnan(exchanges) && exchanges != floor(exchanges))
-        return bad(&rd, "\"exchanges\": %.17g is not a whole number", exchanges);
+    if (!isnan(row->exchanges) &&
+        (row->exchanges != floor(row->exchanges) || row->exchanges > (double) CMP_MAX_STEPS))
+        return bad(&rd, "\"exchanges\": %.17g is not a whole number from 0 to %lld",
+                   row->exchanges, CMP_MAX_STEPS);
+    row->halo = (int) halo;
+    row->time_block = (int) time_block;
     if (MEASURE(time_s) || MEASURE(time_min_s) || MEASURE(time_max_s) || MEASURE(us_per_step) ||
         MEASURE(gcells_per_s) || MEASURE(gbytes_per_s) || MEASURE(exchange_s) ||
         MEASURE(exchange_share) || MEASURE(copy_gbps) || MEASURE(roofline) ||

@@ -1,6 +1,7 @@
 /* compare-sizes.c - a comparison across grid sizes: the --sizes list, the
- * sizes a set of rows spans, the fastest row of a program at a size and
- * device count, and the crossover (issue 13).
+ * sizes a set of rows spans, the fastest row of a program at a size, device
+ * count and halo depth, and the crossover; and the --halo list, whose
+ * entries are walked as those of --sizes are.
  *
  * Strategies that look alike at a large grid differ where a step is short
  * and the host's cost per step is most of it; the crossover names, per
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "mgpu.h"
 
 /* ------------------------------------------------------------- the list */
 
@@ -31,6 +33,47 @@ int cmp_size_order(const cmp_size *a, const cmp_size *b)
 }
 
 static int by_order(const void *a, const void *b) { return cmp_size_order(a, b); }
+
+/* An entry can be as long as the list: messages show its start. */
+void cmp_list_refuse(char *error, size_t error_size, const char *entry, size_t len,
+                     const char *fmt, ...)
+{
+    char why[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    snprintf(error, error_size, "'%.*s%s': %s", len > 40 ? 40 : (int) len, entry,
+             len > 40 ? "..." : "", why);
+}
+
+int cmp_list_each(const char *text, int (*each)(void *context, const char *entry, size_t len),
+                  void *context, char *error, size_t error_size)
+{
+    if (!*text) {
+        snprintf(error, error_size, "an empty list");
+        return -1;
+    }
+    int rc = 0, index = 1;
+    for (const char *entry = text; rc == 0; index++) {
+        size_t len = strcspn(entry, ",");
+        if (len == 0) {
+            /* "1024,,2048" and "1024," are typos, not one entry fewer. */
+            snprintf(error, error_size, "entry %d is empty%s", index,
+                     entry[0] ? "" : " (a ',' at the end)");
+            return -1;
+        }
+        char *copy = strndup(entry, len); /* NUL-ended, for the entry's parser */
+        rc = copy ? each(context, copy, len) : -2;
+        free(copy);
+        if (!entry[len])
+            break;
+        entry += len + 1;
+    }
+    if (rc == -2)
+        snprintf(error, error_size, "out of memory");
+    return rc;
+}
 
 typedef struct list {
     cmp_size *size;
@@ -53,18 +96,7 @@ static int add_size(list *l, long long nx, long long ny)
     return 0;
 }
 
-/* An entry can be as long as the list: messages show its start. */
-static int refuse(list *l, const char *entry, size_t len, const char *fmt, ...)
-{
-    char why[160];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    snprintf(l->error, l->error_size, "'%.*s%s': %s", len > 40 ? 40 : (int) len, entry,
-             len > 40 ? "..." : "", why);
-    return -1;
-}
+#define NOT_A_SIZE "not N, NXxNY or A:B (N x N, NX x NY, or A, 2A, 4A, ... up to B)"
 
 /* A side at *P: digits only (no sign, blank or suffix: "4k" is a typo, not
  * 4096), in [CMP_MIN_GRID, CMP_MAX_GRID].  *P moves past the digits. */
@@ -77,36 +109,41 @@ static int side(list *l, const char *entry, size_t len, const char **p, long lon
             v = 10 * v + (**p - '0');
         (*p)++;
     }
-    if (*p == start)
-        return refuse(l, entry, len,
-                      "not N, NXxNY or A:B (N x N, NX x NY, or A, 2A, 4A, ... up to B)");
-    if (v < CMP_MIN_GRID || v > CMP_MAX_GRID)
-        return refuse(l, entry, len, "%.*s is not a side from %lld to %lld",
-                      *p - start > 20 ? 20 : (int) (*p - start), start, CMP_MIN_GRID,
-                      CMP_MAX_GRID);
+    if (*p == start) {
+        cmp_list_refuse(l->error, l->error_size, entry, len, NOT_A_SIZE);
+        return -1;
+    }
+    if (v < CMP_MIN_GRID || v > CMP_MAX_GRID) {
+        cmp_list_refuse(l->error, l->error_size, entry, len, "%.*s is not a side from %lld to %lld",
+                        *p - start > 20 ? 20 : (int) (*p - start), start, CMP_MIN_GRID,
+                        CMP_MAX_GRID);
+        return -1;
+    }
     *value = v;
     return 0;
 }
 
-/* One entry (LEN bytes at ENTRY, no comma in it) onto L. */
-static int parse_entry(list *l, const char *entry, size_t len)
+/* One entry (LEN bytes at ENTRY, NUL-ended, no comma in it) onto the list. */
+static int parse_entry(void *context, const char *entry, size_t len)
 {
-    char *copy = strndup(entry, len); /* NUL-ended, for side() */
-    if (!copy)
-        return -2;
-    const char *p = copy;
+    list *l = context;
+    const char *p = entry;
     long long a, b = 0;
-    int rc = side(l, copy, len, &p, &a);
+    int rc = side(l, entry, len, &p, &a);
     char form = rc == 0 ? *p : '\0';
     if (rc == 0 && (form == 'x' || form == ':')) {
         p++;
-        rc = side(l, copy, len, &p, &b);
+        rc = side(l, entry, len, &p, &b);
     }
-    if (rc == 0 && *p)
-        rc = refuse(l, copy, len,
-                    "not N, NXxNY or A:B (N x N, NX x NY, or A, 2A, 4A, ... up to B)");
-    if (rc == 0 && form == ':' && a > b)
-        rc = refuse(l, copy, len, "a range from %lld down to %lld (A:B needs A <= B)", a, b);
+    if (rc == 0 && *p) {
+        cmp_list_refuse(l->error, l->error_size, entry, len, NOT_A_SIZE);
+        rc = -1;
+    }
+    if (rc == 0 && form == ':' && a > b) {
+        cmp_list_refuse(l->error, l->error_size, entry, len,
+                        "a range from %lld down to %lld (A:B needs A <= B)", a, b);
+        rc = -1;
+    }
     if (rc == 0 && form == ':') {
         /* A, 2A, 4A, ...: B bounds it, so at most 30 doublings. */
         for (long long n = a; n <= b && rc == 0; n *= 2)
@@ -114,36 +151,15 @@ static int parse_entry(list *l, const char *entry, size_t len)
     } else if (rc == 0) {
         rc = add_size(l, a, form == 'x' ? b : a);
     }
-    free(copy);
     return rc;
 }
 
 int cmp_sizes_parse(const char *text, cmp_sizes *sizes, char *error, size_t error_size)
 {
     list l = {.error = error, .error_size = error_size};
-    int rc = 0, index = 1;
-    if (!*text) {
-        snprintf(error, error_size, "an empty list");
-        rc = -1;
-    }
-    for (const char *entry = text; rc == 0 && *text; index++) {
-        size_t len = strcspn(entry, ",");
-        if (len == 0) {
-            /* "1024,,2048" and "1024," are typos, not one size fewer. */
-            snprintf(error, error_size, "entry %d is empty%s", index,
-                     entry[0] ? "" : " (a ',' at the end)");
-            rc = -1;
-        } else {
-            rc = parse_entry(&l, entry, len);
-        }
-        if (!entry[len])
-            break;
-        entry += len + 1;
-    }
+    int rc = cmp_list_each(text, parse_entry, &l, error, error_size);
     if (rc != 0) {
         free(l.size);
-        if (rc == -2)
-            snprintf(error, error_size, "out of memory");
         return rc;
     }
     /* Smallest first, each once: "1024:4096,2048" means three sizes. */
@@ -164,6 +180,51 @@ void cmp_sizes_free(cmp_sizes *sizes)
     free(sizes->size);
     sizes->size = NULL;
     sizes->count = 0;
+}
+
+/* ------------------------------------------------------- the halo list */
+
+typedef struct halo_list {
+    char seen[MGPU_HALO_MAX + 1];
+    char *error;
+    size_t error_size;
+} halo_list;
+
+/* One depth, the library's integer (mgpu_parse_integer, as the programs
+ * read --halo), from 1 to MGPU_HALO_MAX. */
+static int parse_halo(void *context, const char *entry, size_t len)
+{
+    halo_list *h = context;
+    long long k = 0;
+    if (mgpu_parse_integer(entry, &k) != 0 || k < 1 || k > MGPU_HALO_MAX) {
+        cmp_list_refuse(h->error, h->error_size, entry, len, "not an integer from 1 to %d",
+                        MGPU_HALO_MAX);
+        return -1;
+    }
+    h->seen[k] = 1;
+    return 0;
+}
+
+int cmp_halos_parse(const char *text, int *halos, int *count, char *error, size_t error_size)
+{
+    halo_list *h = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(error, error_size, "out of memory");
+        return -2;
+    }
+    h->error = error;
+    h->error_size = error_size;
+    int rc = cmp_list_each(text, parse_halo, h, error, error_size);
+    if (rc == 0) {
+        /* Shallowest first, each once. */
+        *count = 0;
+        for (int k = 1; k <= MGPU_HALO_MAX; k++) {
+            if (h->seen[k])
+                halos[(*count)++] = k;
+        }
+    }
+    free(h);
+    return rc;
 }
 
 /* ------------------------------------------------------- sizes of rows */
@@ -210,36 +271,48 @@ int cmp_first_of_pair(const cmp_rows *rows, int i)
         return 0;
     for (int j = 0; j < i; j++) {
         const cmp_row *o = &rows->row[j];
-        if (o->status == RUN_OK && o->devices == r->devices && strcmp(o->program, r->program) == 0)
+        if (o->status == RUN_OK && o->devices == r->devices && o->halo == r->halo &&
+            strcmp(o->program, r->program) == 0)
             return 0;
     }
     return 1;
 }
 
-const cmp_row *cmp_fastest(const cmp_rows *rows, const char *program, int devices,
+const cmp_row *cmp_fastest(const cmp_rows *rows, const char *program, int devices, int halo,
                            const cmp_size *size)
 {
     const cmp_row *best = NULL;
     for (int i = 0; i < rows->count; i++) {
         const cmp_row *r = &rows->row[i];
-        if (r->status == RUN_OK && r->devices == devices && cmp_row_at(r, size) &&
-            strcmp(r->program, program) == 0 && (!best || r->time_s < best->time_s))
+        if (r->status == RUN_OK && r->devices == devices && r->halo == halo &&
+            cmp_row_at(r, size) && strcmp(r->program, program) == 0 &&
+            (!best || r->time_s < best->time_s))
             best = r;
     }
     return best;
 }
 
+int cmp_rows_deep(const cmp_rows *rows)
+{
+    for (int i = 0; i < rows->count; i++) {
+        if (rows->row[i].halo != 1)
+            return 1;
+    }
+    return 0;
+}
+
 /* ----------------------------------------------------------- crossover */
 
-/* The crossover of one program on DEVICES devices: the line after
- * "crossover PROGRAM N devices:". */
-static void crossover_of(const cmp_rows *rows, const char *program, int devices, FILE *out)
+/* The crossover of one program on DEVICES devices with HALO: the line
+ * after "crossover PROGRAM N devices:". */
+static void crossover_of(const cmp_rows *rows, const char *program, int devices, int halo,
+                         FILE *out)
 {
     cmp_size s, largest;
     double best = NAN;
     int measured = 0;
     for (const cmp_size *after = NULL; cmp_rows_next_size(rows, 1, after, &s); after = &s) {
-        const cmp_row *r = cmp_fastest(rows, program, devices, &s);
+        const cmp_row *r = cmp_fastest(rows, program, devices, halo, &s);
         if (!r || !isfinite(r->speedup))
             continue; /* no run here, or no 1-device run to hold it against */
         if (r->speedup >= CMP_CROSSOVER) {
@@ -261,16 +334,21 @@ void cmp_print_crossover(const cmp_rows *rows, FILE *out)
 {
     if (cmp_rows_size_count(rows, 1) < 2)
         return; /* one size: the table's speedup column says it all */
+    int deep = cmp_rows_deep(rows);
     fprintf(out, "\n# crossover: the smallest grid at which N devices are at least %.1fx faster "
-                 "than the program's own 1-device run (the fastest exchange mode at each size)\n",
-            CMP_CROSSOVER);
+                 "than the program's own 1-device run%s (the fastest exchange mode at each "
+                 "size)\n",
+            CMP_CROSSOVER, deep ? " with the same halo" : "");
     int pairs = 0;
     for (int i = 0; i < rows->count; i++) {
         const cmp_row *r = &rows->row[i];
         if (r->devices < 2 || !cmp_first_of_pair(rows, i))
             continue;
-        fprintf(out, "crossover %-15s %2d devices: ", r->program, r->devices);
-        crossover_of(rows, r->program, r->devices, out);
+        fprintf(out, "crossover %-15s %2d devices", r->program, r->devices);
+        if (deep)
+            fprintf(out, ", halo %d", r->halo);
+        fputs(": ", out);
+        crossover_of(rows, r->program, r->devices, r->halo, out);
         pairs++;
     }
     if (!pairs)

@@ -3,8 +3,9 @@
  * It finds the strategy programs next to itself (installed) or in the build
  * tree (bench/../single_thread/mgpu-single, ...), asks each for its
  * exchange modes (its --list-exchanges), and runs each on 1
- * device and on every larger device count with each mode, as a child
- * process whose JSON record it reads.  The table puts them side by side,
+ * device and on every larger device count with each mode (and, with
+ * --sizes and --halo, at every grid and halo depth), as a child process
+ * whose JSON record it reads.  The table puts them side by side,
  * with speedup and parallel efficiency against the program's own 1-device
  * run of this comparison, never a number from another day.  results.csv,
  * results.json and the plots go into the output folder; --from prints and
@@ -60,6 +61,8 @@ typedef struct options {
     int backend;             /* an mgpu_backend: the index of backend_names */
     long long nx, ny, steps; /* 0: the backend's default */
     cmp_sizes sizes;         /* --sizes; none: the one grid of --nx, --ny */
+    int halos[MGPU_HALO_MAX]; /* --halo depths, shallowest first; none: 1 alone */
+    int nhalos;
     int kernel, verify, bind;
     long long repeat, warmup, timeout;
     unsigned strategies;          /* bit per strategies[]; 0: all */
@@ -179,6 +182,16 @@ static int parse_sizes(const char *text, options *opt)
     return rc == 0 ? -1 : usage("--sizes: %s", error);
 }
 
+/* --halo=1,2,4: depths, each once. */
+static int parse_halos(const char *text, options *opt)
+{
+    char error[256];
+    int rc = cmp_halos_parse(text, opt->halos, &opt->nhalos, error, sizeof error);
+    if (rc == -2)
+        return out_of_memory();
+    return rc == 0 ? -1 : usage("--halo: %s", error);
+}
+
 static void options_free(options *opt)
 {
     free(opt->mpirun_text);
@@ -200,6 +213,8 @@ static void print_help(void)
                                     "4A, ... up to B), as 1024:16384,2048x512; each once, "
                                     "smallest first; not with --nx, --ny");
     bench_help_line("--steps=N", "steps per run (default 200 on GPUs, 20 on the host backend)");
+    bench_help_line("--halo=LIST", "halo depths K to compare, as 1,2,4: each run gets --halo=K "
+                                   "and its own --time-block=auto (default 1)");
     bench_help_line("--kernel=NAME", "pattern2d|jacobi (default pattern2d)");
     bench_help_line("--repeat=N", "timed runs each, median reported (default 3)");
     bench_help_line("--warmup=N", "untimed runs first (default 1)");
@@ -227,7 +242,11 @@ static void print_help(void)
            "summary follows it (per program and device count, the smallest grid at\n"
            "which the devices are at least 1.5x faster than its one device, its fastest\n"
            "mode at each size), and two more plots show the time per step and the\n"
-           "efficiency against grid size.  Progress goes to stderr, the table to\n"
+           "efficiency against grid size.  With --halo, each of these runs with every\n"
+           "depth K, against the one-device run with the same K; a program that takes\n"
+           "no K above 1 has those runs skipped with its reason; the crossover is per\n"
+           "K, and two more plots show the time per step and the efficiency against K\n"
+           "at the largest grid.  Progress goes to stderr, the table to\n"
            "stdout.  Exit status: 0 when every run passed or was skipped (a mode the\n"
            "backend cannot do) and one passed; 1 when a run failed, none passed, or\n"
            "asked-for plots ($GNUPLOT, or a gnuplot on PATH) could not be made; 2 usage\n"
@@ -257,7 +276,8 @@ enum {
     OPT_FROM,
     OPT_MPIRUN,
     OPT_TIMEOUT,
-    OPT_BIND
+    OPT_BIND,
+    OPT_HALO
 };
 
 static const struct option long_options[] = {
@@ -278,6 +298,7 @@ static const struct option long_options[] = {
     {"mpirun", required_argument, NULL, OPT_MPIRUN},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"bind", required_argument, NULL, OPT_BIND},
+    {"halo", required_argument, NULL, OPT_HALO},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -296,6 +317,8 @@ static int apply(options *opt, int id, const char *text)
         return parse_sizes(text, opt);
     case OPT_STEPS:
         return parse_integer("steps", text, 1, CMP_MAX_STEPS, &opt->steps);
+    case OPT_HALO:
+        return parse_halos(text, opt);
     case OPT_KERNEL:
         return parse_choice("kernel", text, kernel_names, &opt->kernel);
     case OPT_REPEAT:
@@ -332,7 +355,8 @@ static int apply(options *opt, int id, const char *text)
 static int parse_options(options *opt, int argc, char **argv)
 {
     const char *mpirun = getenv("MPIRUN");
-    *opt = (options){.repeat = 3, .warmup = 1, .timeout = 600, .output = "."};
+    *opt = (options){.repeat = 3, .warmup = 1, .timeout = 600, .output = ".", .halos = {1},
+                     .nhalos = 1};
     int id, run_options = 0;
     if (mpirun && *mpirun) {
         int code = parse_mpirun("MPIRUN", mpirun, opt);
@@ -414,7 +438,7 @@ typedef struct command {
     char *argv[MPIRUN_WORDS + 32];
     int argc;
     char np[16];
-    char args[12][64];
+    char args[16][64];
     int nargs; /* args used */
 } command;
 
@@ -458,6 +482,7 @@ typedef struct plan {
     const options *opt;
     const char *backend;
     long long nx, ny, steps; /* of the runs now */
+    int halo;                /* of the runs now */
     int sizes;               /* how many grid sizes the comparison runs at */
     int total, done;
     int failures, passed;
@@ -478,6 +503,8 @@ static void add_run_options(command *cmd, const plan *pl, int devices, const cha
     add_option(cmd, "--warmup=%lld", opt->warmup);
     add_option(cmd, "--verify=%s", verify_names[opt->verify]);
     add_option(cmd, "--bind=%s", bind_names[opt->bind]);
+    /* --time-block is each program's auto: T follows K (doc/design.md). */
+    add_option(cmd, "--halo=%d", pl->halo);
     add(cmd, "--format=json");
 }
 
@@ -498,7 +525,9 @@ static int check_run_options(const plan *pl, int devices)
         snprintf(name, sizeof name, "%s: --sizes: %lldx%lld", COMPARE_NAME, pl->nx, pl->ny);
     else
         snprintf(name, sizeof name, "%s", COMPARE_NAME);
-    mgpu_program self = {.name = name, .exchanges = ~0u};
+    /* Deep halos allowed: a program that takes none says so when it runs
+     * (a skipped row); a depth no slab holds is refused here. */
+    mgpu_program self = {.name = name, .exchanges = ~0u, .deep_halo = 1};
     return mgpu_options_parse(&parsed, &self, cmd.argc, cmd.argv) == 2 ? 2 : -1;
 }
 
@@ -564,10 +593,13 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
     row->ny = pl->ny;
     row->steps = pl->steps;
     row->repeats = (int) opt->repeat;
+    row->halo = pl->halo;
 
-    char grid[64] = "";
+    char grid[96] = "";
     if (pl->sizes > 1)
         snprintf(grid, sizeof grid, "%lld x %lld, ", pl->nx, pl->ny);
+    if (opt->nhalos > 1)
+        snprintf(grid + strlen(grid), sizeof grid - strlen(grid), "halo %d, ", pl->halo);
     fprintf(stderr, "%s: [%*d/%d] %s%s, %d device%s, %s ... ", COMPARE_NAME,
             pl->total >= 10 ? 2 : 1, ++pl->done, pl->total, grid, prog->s->program, devices,
             devices == 1 ? "" : "s", exchange);
@@ -587,6 +619,12 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
             record ? cmp_json_load(record, strcspn(record, "\n"), why, sizeof why) : NULL;
         int parsed = object && cmp_row_from_object(&checked, object, 0, why, sizeof why) == 0;
         json_decref(object);
+        if (parsed && checked.halo != pl->halo) {
+            json_decref(checked.record);
+            snprintf(why, sizeof why, "\"halo\": %d, not the --halo=%d it was given",
+                     checked.halo, pl->halo);
+            parsed = 0;
+        }
         if (parsed)
             *row = checked;
         cmp_last_line(out.err, prog->s->program, row->reason, sizeof row->reason);
@@ -671,6 +709,8 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
     for (int z = 0; z < pl.sizes; z++) {
         pl.nx = sizes[z].nx;
         pl.ny = sizes[z].ny;
+        /* The deepest halo on the most devices has the thinnest slabs. */
+        pl.halo = opt->halos[opt->nhalos - 1];
         if (check_run_options(&pl, most) >= 0)
             return 2;
     }
@@ -715,38 +755,48 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
         for (int c = 0; c < ncounts; c++)
             pl.total += counts[c] == 1 ? 1 : count_modes(progs[p].modes);
     }
-    pl.total *= pl.sizes;
+    pl.total *= pl.sizes * opt->nhalos;
+    char depths[64] = "";
+    if (opt->nhalos > 1)
+        snprintf(depths, sizeof depths, ", %d halo depths", opt->nhalos);
+    else if (opt->halos[0] > 1)
+        snprintf(depths, sizeof depths, ", halo %d", opt->halos[0]);
     if (pl.sizes == 1)
-        fprintf(stderr, "%s: %s backend, %s %lld x %lld, %lld steps: %d runs\n", COMPARE_NAME,
+        fprintf(stderr, "%s: %s backend, %s %lld x %lld, %lld steps%s: %d runs\n", COMPARE_NAME,
                 pl.backend, kernel_names[opt->kernel], sizes[0].nx, sizes[0].ny, pl.steps,
-                pl.total);
+                depths, pl.total);
     else
         fprintf(stderr, "%s: %s backend, %s at %d grid sizes, %lld x %lld to %lld x %lld, %lld "
-                "steps: %d runs\n", COMPARE_NAME, pl.backend, kernel_names[opt->kernel],
+                "steps%s: %d runs\n", COMPARE_NAME, pl.backend, kernel_names[opt->kernel],
                 pl.sizes, sizes[0].nx, sizes[0].ny, sizes[pl.sizes - 1].nx,
-                sizes[pl.sizes - 1].ny, pl.steps, pl.total);
+                sizes[pl.sizes - 1].ny, pl.steps, depths, pl.total);
     /* Smallest grid first: the sizes where the strategies differ most come
      * back soonest. */
     for (int z = 0; z < pl.sizes && !cmp_interrupted(); z++) {
         pl.nx = sizes[z].nx;
         pl.ny = sizes[z].ny;
         for (int p = 0; p < nprogs && !cmp_interrupted(); p++) {
-            for (int c = 0; c < ncounts && !cmp_interrupted(); c++) {
-                for (int e = 0; e < NEXCHANGES && !cmp_interrupted(); e++) {
-                    /* One device exchanges with nobody: one run, its mode auto. */
-                    if (counts[c] == 1 ? e > 0 : !(progs[p].modes & (1u << e)))
-                        continue;
-                    cmp_row *row = cmp_rows_add(rows);
-                    if (!row) {
-                        fprintf(stderr, "%s: out of memory\n", COMPARE_NAME);
-                        return 1;
+            /* A program's depths side by side, each with its own 1-device
+             * run first. */
+            for (int k = 0; k < opt->nhalos && !cmp_interrupted(); k++) {
+                pl.halo = opt->halos[k];
+                for (int c = 0; c < ncounts && !cmp_interrupted(); c++) {
+                    for (int e = 0; e < NEXCHANGES && !cmp_interrupted(); e++) {
+                        /* One device exchanges with nobody: one run, its mode auto. */
+                        if (counts[c] == 1 ? e > 0 : !(progs[p].modes & (1u << e)))
+                            continue;
+                        cmp_row *row = cmp_rows_add(rows);
+                        if (!row) {
+                            fprintf(stderr, "%s: out of memory\n", COMPARE_NAME);
+                            return 1;
+                        }
+                        run_one(&pl, &progs[p], counts[c],
+                                counts[c] == 1 ? "auto" : exchange_names[e], row);
+                        /* A run stopped by our own SIGINT or SIGTERM did
+                         * not fail: no row for it. */
+                        if (cmp_interrupted())
+                            rows->count--;
                     }
-                    run_one(&pl, &progs[p], counts[c],
-                            counts[c] == 1 ? "auto" : exchange_names[e], row);
-                    /* A run stopped by our own SIGINT or SIGTERM did not
-                     * fail: no row for it. */
-                    if (cmp_interrupted())
-                        rows->count--;
                 }
             }
         }

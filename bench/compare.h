@@ -40,6 +40,12 @@ typedef struct cmp_row {
     char kernel[16];
     long long nx, ny, steps;
     int repeats;
+    /* The halo depth (--halo=K: K rows a side, exchanged every K steps; 1
+     * where a record or results file says none), the steps per pass over
+     * memory as run (0: not known, as for a run that did not start), and
+     * the exchanges of one run (NaN: not said). */
+    int halo, time_block;
+    double exchanges;
     cmp_status status;
     char reason[256]; /* why it failed or was skipped */
     double time_s, time_min_s, time_max_s, us_per_step, gcells_per_s, gbytes_per_s;
@@ -47,7 +53,7 @@ typedef struct cmp_row {
     /* Where a step's time went: the host issuing it, the host waiting, and the
      * largest part's kernel alone (the record's fields of these names). */
     double host_issue_us_per_step, host_wait_us_per_step, device_us_per_step;
-    double baseline_s, speedup, efficiency; /* against this program's 1-device row */
+    double baseline_s, speedup, efficiency; /* against this program's 1-device row, same K */
     char verify[8];                         /* how it was verified */
     int verified;                           /* 1 passed, 0 failed, -1 not checked */
     double max_error;
@@ -141,6 +147,28 @@ int cmp_row_from_object(cmp_row *row, json_t *object, int results, char *error,
 int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
                       size_t error_size);
 
+/* ------------------------------------------------------------- lists */
+
+/* Walk the comma-separated list TEXT: EACH(CONTEXT, ENTRY, LEN) for each
+ * entry, ENTRY a NUL-ended copy of its LEN bytes.  An empty list or an
+ * empty entry ("1,,2", "1,") is refused here.  0; -1 with a message in
+ * ERROR (EACH writes its own, with cmp_list_refuse); -2 when out of memory
+ * (EACH returns -2 for that). */
+int cmp_list_each(const char *text, int (*each)(void *context, const char *entry, size_t len),
+                  void *context, char *error, size_t error_size);
+/* "'ENTRY': WHY" into ERROR, the entry cut to its first 40 bytes. */
+void cmp_list_refuse(char *error, size_t error_size, const char *entry, size_t len,
+                     const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+/* The --halo list TEXT (depths K, separated by commas, each an integer
+ * from 1 to MGPU_HALO_MAX as mgpu_parse_integer reads it) into HALOS (room
+ * for MGPU_HALO_MAX), shallowest first, each once, and *COUNT.  0; -1 with
+ * a message in ERROR; -2 when out of memory. */
+int cmp_halos_parse(const char *text, int *halos, int *count, char *error, size_t error_size);
+
 /* ---------------------------------------------------------- grid sizes */
 
 /* One grid of a comparison across sizes (compare-sizes.c). */
@@ -172,25 +200,31 @@ int cmp_rows_next_size(const cmp_rows *rows, int ok_only, const cmp_size *after,
 int cmp_rows_size_count(const cmp_rows *rows, int ok_only);
 /* 1 when ROW was run at SIZE. */
 int cmp_row_at(const cmp_row *row, const cmp_size *size);
-/* 1 when row I ran and is the first of ROWS that ran of its program and
- * device count: walking ROWS with it visits each such pair once. */
+/* 1 when row I ran and is the first of ROWS that ran of its program,
+ * device count and halo depth: walking ROWS with it visits each such
+ * triple once. */
 int cmp_first_of_pair(const cmp_rows *rows, int i);
-/* PROGRAM's fastest row that ran on DEVICES devices at SIZE (its best
- * exchange mode there), or NULL. */
-const cmp_row *cmp_fastest(const cmp_rows *rows, const char *program, int devices,
+/* PROGRAM's fastest row that ran on DEVICES devices with halo depth HALO
+ * at SIZE (its best exchange mode there), or NULL. */
+const cmp_row *cmp_fastest(const cmp_rows *rows, const char *program, int devices, int halo,
                            const cmp_size *size);
+/* 1 when a row of ROWS has a halo depth other than 1: the table, the
+ * crossover and the plots then name each line's depth. */
+int cmp_rows_deep(const cmp_rows *rows);
 /* The speedup over one device that is a crossover. */
 #define CMP_CROSSOVER 1.5
-/* When ROWS span more than one size: per program and device count above
- * 1, the smallest grid at which its fastest row is at least CMP_CROSSOVER
- * times faster than its 1-device row at that grid, or "none up to" the
- * largest.  Needs cmp_derive first. */
+/* When ROWS span more than one size: per program, device count above 1
+ * and halo depth, the smallest grid at which its fastest row is at least
+ * CMP_CROSSOVER times faster than its 1-device row with the same depth at
+ * that grid, or "none up to" the largest; the depth is named when a row
+ * has one other than 1.  Needs cmp_derive first. */
 void cmp_print_crossover(const cmp_rows *rows, FILE *out);
 
 /* ---------------------------------------------------------- the results */
 
 /* Speedup and efficiency of every row against the 1-device row of the same
- * program at the same grid size (the first that ran). */
+ * program at the same grid size with the same halo depth (the first that
+ * ran). */
 void cmp_derive(cmp_rows *rows);
 void cmp_print_table(const cmp_rows *rows, FILE *out);
 /* Write results.csv or results.json to PATH.  0, or -1 after a message. */
@@ -210,11 +244,13 @@ int cmp_host_ran(const cmp_rows *rows);
 
 #define CMP_PLOT_SCRIPT "plots.gp"
 /* The files of the plots, in the output folder: the sizes- plots are made
- * only when the runs span more than one grid size. */
+ * only when the runs span more than one grid size, the halo- plots only
+ * when they span more than one halo depth. */
 #define CMP_PLOT_FILE_NAMES                                                            \
     CMP_PLOT_SCRIPT, "scaling.png", "scaling.svg", "exchange-modes.png",               \
         "exchange-modes.svg", "sizes-time.png", "sizes-time.svg", "sizes-efficiency.png", \
-        "sizes-efficiency.svg"
+        "sizes-efficiency.svg", "halo-time.png", "halo-time.svg", "halo-efficiency.png",  \
+        "halo-efficiency.svg"
 /* The same, NULL-ended. */
 extern const char *const cmp_plot_files[];
 
