@@ -173,8 +173,11 @@ require_gpus() {
 # leave to run as root and to oversubscribe, no binding and no ssh to start
 # local ranks; on the host backend also shared memory as the only transport,
 # no cross-process copies (containers forbid them), and waiting ranks that
-# give up their core instead of spinning.  On GPUs the transports stay MPI's
-# own choice: a CUDA-aware one may need them.
+# give up their core instead of spinning, and a session directory of this
+# script's own, $mpi_tmp, for the caller to remove: two scripts of a
+# parallel make check that start mpirun at once race to create the shared
+# one (Open MPI 4.1: "mkdir ... File exists").  On GPUs the transports stay
+# MPI's own choice: a CUDA-aware one may need them.
 mpi_launcher() {
     mpirun=${MPIRUN:-$(command -v mpirun)}
     if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
@@ -182,6 +185,7 @@ mpi_launcher() {
     fi
     launch=$mpirun
     quiet=
+    mpi_tmp=
     if "$mpirun" --version 2>&1 | grep -q "Open MPI"; then
         launch="$mpirun --allow-run-as-root --oversubscribe --bind-to none"
         quiet=-q
@@ -194,6 +198,10 @@ mpi_launcher() {
             OMPI_MCA_mpi_yield_when_idle=1
             export OMPI_MCA_pml OMPI_MCA_btl OMPI_MCA_btl_vader_single_copy_mechanism \
                 OMPI_MCA_mpi_yield_when_idle
+            if mpi_tmp=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-ompi.XXXXXX"); then
+                OMPI_MCA_orte_tmpdir_base=$mpi_tmp
+                export OMPI_MCA_orte_tmpdir_base
+            fi
         fi
     fi
     return 0
