@@ -7,7 +7,8 @@
  * and steps it.  Processes share no memory but what the parent mapped
  * MAP_SHARED before forking: the step barrier, the halo slots, the IPC
  * handles, the timings, the failure reports and the result.  Halo rows
- * cross between processes in one of two ways (--exchange):
+ * cross between processes in one of two ways (--exchange), K rows at a time
+ * every K steps with --halo=K:
  *   staged  each worker copies its edge rows into pinned shared host memory;
  *           after the barrier its neighbours copy them into their halos;
  *   ipc     CUDA IPC: each worker maps its neighbours' device buffers and
@@ -41,6 +42,7 @@ static const mgpu_program program = {
     .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC),
     .forks = 1,
     .binds_workers = 1,
+    .deep_halo = 1,
 };
 
 /* -------------------------------------------- what the processes share */
@@ -50,7 +52,8 @@ typedef struct control {
     mgpu_exchange mode;        /* the workers' exchange, auto resolved */
     mgpu_failure failure;      /* the first worker's to fail */
     mgpu_ipc_handle buffer[MGPU_MAX_DEVICES][2]; /* ipc: each part's two buffers */
-    mgpu_ipc_handle done[MGPU_MAX_DEVICES][2];   /* ipc: its step events, by parity */
+    mgpu_ipc_handle done[MGPU_MAX_DEVICES][2];   /* ipc: its cycle events, by parity */
+    mgpu_ipc_handle pulled[MGPU_MAX_DEVICES];    /* ipc: its pulls are done */
     mgpu_binding binding;                        /* the CPUs each worker got */
     /* [repeat * nparts + part]: each worker's time per run, then from
      * [repeats * nparts] on the seconds of it that it waited (at barriers,
@@ -61,7 +64,7 @@ typedef struct control {
 typedef struct shared {
     control *control;
     size_t control_bytes;
-    float *slots; /* staged: [parity][part][first, last row][nx] */
+    float *slots; /* staged: [parity][part][first, last block][block] */
     size_t slot_bytes;
     float *result; /* the final field (nx * ny), when the driver asks for it */
     size_t result_bytes;
@@ -105,7 +108,7 @@ static mgpu_status shared_create(shared *sh, const mgpu_run *run)
     bool ok = (sh->control = map_shared(sh->control_bytes, "control block")) != NULL;
     /* auto may resolve to staged in the workers: only ipc needs no slots. */
     if (ok && opt->exchange != MGPU_EXCHANGE_IPC) {
-        sh->slot_bytes = 2 * n * 2 * (size_t) opt->nx * sizeof(float);
+        sh->slot_bytes = 2 * n * 2 * mgpu_block_bytes(opt->nx, opt->halo);
         ok = (sh->slots = map_shared(sh->slot_bytes, "halo slots")) != NULL;
     }
     if (ok && run->field) {
@@ -137,8 +140,9 @@ static mgpu_status shared_create(shared *sh, const mgpu_run *run)
 /* ---------------------------------------------------------- a worker */
 
 typedef struct peer {
-    float *buf[2];           /* ipc: a neighbour's two buffers, mapped here */
-    mgpu_event *done[2]; /* ipc: its step events, opened here */
+    float *buf[2];       /* ipc: a neighbour's two buffers, mapped here */
+    mgpu_event *done[2]; /* ipc: its cycle events, opened here */
+    mgpu_event *pulled;  /* ipc: its pulls, opened here */
 } peer;
 
 typedef struct worker {
@@ -149,13 +153,15 @@ typedef struct worker {
     mgpu_stencil *st;
     bool registered;              /* staged: the slots are pinned here */
     double waited;                /* seconds at barriers and for the device */
-    mgpu_event *done[2];          /* ipc: recorded after each step, by parity */
+    mgpu_event *done[2];          /* ipc: recorded after each cycle of K steps,
+                                     by the parity of its exchange */
+    mgpu_event *pulled;           /* ipc: recorded after this worker's pulls */
     peer peers[MGPU_MAX_DEVICES]; /* ipc: indexed by part */
 } worker;
 
 static mgpu_stream *stream_of(const worker *w) { return mgpu_stencil_stream(w->st, w->part); }
 
-static size_t row_bytes(const worker *w) { return (size_t) w->run->opt->nx * sizeof(float); }
+static size_t block_bytes(const worker *w) { return mgpu_stencil_block_bytes(w->st); }
 
 static mgpu_status barrier(worker *w)
 {
@@ -190,9 +196,10 @@ static mgpu_status choose_exchange(const mgpu_options *opt, int n, mgpu_exchange
     return MGPU_OK;
 }
 
-/* ipc: publish this worker's buffers and step events as handles in shared
+/* ipc: publish this worker's buffers and events as handles in shared
  * memory, wait until every worker has, and open the neighbours' (once each:
- * with two parts and periodic rows the neighbour above is also below). */
+ * with two parts and periodic rows the neighbour above is also below).
+ * Buffer b is the one that holds the field before step b. */
 static mgpu_status ipc_connect(worker *w)
 {
     control *c = w->sh->control;
@@ -201,6 +208,7 @@ static mgpu_status ipc_connect(worker *w)
         MGPU_TRY(mgpu_ipc_memory_handle(p, mgpu_stencil_buffer(w->st, p, b), &c->buffer[p][b]));
         MGPU_TRY(mgpu_ipc_event_create(p, &w->done[b], &c->done[p][b]));
     }
+    MGPU_TRY(mgpu_ipc_event_create(p, &w->pulled, &c->pulled[p]));
     MGPU_TRY(barrier(w));
     int neighbours[2] = {mgpu_stencil_above(w->st, p), mgpu_stencil_below(w->st, p)};
     for (int k = 0; k < 2; k++) {
@@ -219,6 +227,7 @@ static mgpu_status ipc_connect(worker *w)
             w->peers[n].buf[b] = ptr;
             MGPU_TRY(mgpu_ipc_event_open(p, &c->done[n][b], &w->peers[n].done[b]));
         }
+        MGPU_TRY(mgpu_ipc_event_open(p, &c->pulled[n], &w->peers[n].pulled));
     }
     return MGPU_OK;
 }
@@ -237,34 +246,36 @@ static mgpu_status ipc_close(worker *w)
             mgpu_event_destroy(w->peers[n].done[b]);
             w->peers[n].done[b] = NULL;
         }
+        mgpu_event_destroy(w->peers[n].pulled);
+        w->peers[n].pulled = NULL;
     }
     return status;
 }
 
-/* staged: part P's FIRST or LAST row of the field before STEP, in the
- * shared slots. */
+/* staged: part P's FIRST or LAST block of the field before exchange step
+ * STEP, in the shared slots. */
 static float *slot(const worker *w, long long step, int p, mgpu_row edge)
 {
-    size_t index = ((size_t) (step & 1) * (size_t) w->nparts + (size_t) p) * 2 +
-                   (edge == MGPU_ROW_LAST);
-    return w->sh->slots + index * (size_t) w->run->opt->nx;
+    size_t index = ((size_t) mgpu_stencil_exchange_parity(w->st, step) * (size_t) w->nparts +
+                    (size_t) p) * 2 + (edge == MGPU_ROW_LAST);
+    return w->sh->slots + index * (block_bytes(w) / sizeof(float));
 }
 
-/* staged: this worker's edge rows into its slots.  The neighbours read them
- * after the barrier, so the copies must be complete before it. */
+/* staged: this worker's edge blocks into its slots.  The neighbours read
+ * them after the barrier, so the copies must be complete before it. */
 static mgpu_status publish_edges(worker *w, long long step)
 {
     const mgpu_row edges[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
     for (int k = 0; k < 2; k++)
         MGPU_TRY(mgpu_memcpy_async(slot(w, step, w->part, edges[k]),
-                              mgpu_stencil_row(w->st, w->part, step, edges[k]), row_bytes(w),
-                              stream_of(w)));
+                                   mgpu_stencil_block(w->st, w->part, step, edges[k]),
+                                   block_bytes(w), stream_of(w)));
     return mgpu_stream_synchronize(stream_of(w));
 }
 
-/* Where part FROM's EDGE row of the field before STEP is to be read: its
- * slot (staged), or its buffer mapped here, once the neighbour's step
- * before has been done on its device (ipc). */
+/* Where part FROM's EDGE block of the field before exchange step STEP is
+ * to be read: its slot (staged), or its buffer mapped here, once the
+ * neighbour's cycle before has been done on its device (ipc). */
 static mgpu_status edge_source(worker *w, int from, long long step, mgpu_row edge,
                                const float **src)
 {
@@ -273,18 +284,22 @@ static mgpu_status edge_source(worker *w, int from, long long step, mgpu_row edg
         return MGPU_OK;
     }
     if (from == w->part) { /* one part, periodic rows: its own */
-        *src = mgpu_stencil_row(w->st, from, step, edge);
+        *src = mgpu_stencil_block(w->st, from, step, edge);
         return MGPU_OK;
     }
-    /* The event the neighbour recorded after its step t-1: parity (t+1)%2. */
+    /* The event the neighbour recorded after the cycle before: the other
+     * exchange parity. */
     peer *pr = &w->peers[from];
-    MGPU_TRY(mgpu_stream_wait_event(stream_of(w), pr->done[(step + 1) & 1]));
-    *src = pr->buf[step & 1] + mgpu_stencil_row_offset(w->st, from, edge);
+    MGPU_TRY(mgpu_stream_wait_event(stream_of(w),
+                                    pr->done[1 - mgpu_stencil_exchange_parity(w->st, step)]));
+    *src = pr->buf[mgpu_stencil_buffer_index(w->st, step)] +
+           mgpu_stencil_block_offset(w->st, from, edge);
     return MGPU_OK;
 }
 
-/* The top halo is the last row of the part above, the bottom halo the first
- * row of the part below; a part with none there has a fixed boundary row. */
+/* The top halo is the last block of the part above, the bottom halo the
+ * first block of the part below; a part with none there has a fixed
+ * boundary.  ipc: the pulls done, this worker records PULLED. */
 static mgpu_status fetch_halos(worker *w, long long step)
 {
     int p = w->part;
@@ -296,35 +311,29 @@ static mgpu_status fetch_halos(worker *w, long long step)
             continue;
         const float *src;
         MGPU_TRY(edge_source(w, from[k], step, edge[k], &src));
-        MGPU_TRY(mgpu_memcpy_async(mgpu_stencil_row(w->st, p, step, halo[k]), src, row_bytes(w),
-                              stream_of(w)));
+        MGPU_TRY(mgpu_memcpy_async(mgpu_stencil_block(w->st, p, step, halo[k]), src,
+                                   block_bytes(w), stream_of(w)));
     }
+    return w->mode == MGPU_EXCHANGE_IPC ? mgpu_event_record(w->pulled, stream_of(w)) : MGPU_OK;
+}
+
+/* ipc, more than one pass between exchanges: this worker's second pass
+ * would overwrite the edge rows its neighbours pull at this exchange, so its
+ * stream first waits for their pulls; the barrier makes sure that each has
+ * recorded PULLED for this exchange before the wait is issued. */
+static mgpu_status wait_for_pulls(worker *w)
+{
+    MGPU_TRY(barrier(w));
+    int p = w->part;
+    const int to[2] = {mgpu_stencil_above(w->st, p), mgpu_stencil_below(w->st, p)};
+    for (int k = 0; k < 2; k++)
+        if (to[k] >= 0 && to[k] != p)
+            MGPU_TRY(mgpu_stream_wait_event(stream_of(w), w->peers[to[k]].pulled));
     return MGPU_OK;
 }
 
-/* The steps of one run.  The field before step t is in buffer t%2 of every
- * part, and step t writes buffer (t+1)%2.
- *
- * staged: before the barrier of step t each worker copies its edge rows
- * into its slots of parity t%2 and waits for the copy; after it, each
- * copies its neighbours' slots into its halos.  The slots are double
- * buffered by parity because a fast worker, already publishing step t+1,
- * must not overwrite rows that a slow neighbour is still copying for step t.
- * It cannot publish into parity t%2 again before step t+2, past the
- * barrier of step t+1, which the slow neighbour reaches only once its step
- * t copies are done (publishing waits for its stream, which holds them).
- *
- * ipc: nothing here waits for a device.  Each worker records done[t%2] on
- * its stream after step t.  After the barrier of step t every neighbour has
- * recorded done[(t-1)%2], so this worker's stream waits for that event (on
- * the device) and then pulls the neighbour's edge rows from its buffer t%2,
- * which its step t-1 wrote.  The neighbour's step t writes its buffer
- * (t+1)%2, which this worker pulled from in step t-1: it waits in turn for
- * this worker's done[(t-1)%2], recorded after that pull.  The events are
- * double buffered by parity so that no neighbour records done[(t-1)%2]
- * again (at step t+1) before this worker has issued its wait: that takes
- * the barrier of step t+1, which this worker reaches only after. */
-static mgpu_status one_step(worker *w, long long step)
+/* The exchange at STEP: publish (staged), meet, fetch. */
+static mgpu_status exchange(worker *w, long long step)
 {
     if (w->mode == MGPU_EXCHANGE_STAGED) {
         mgpu_trace_begin(MGPU_TRACE_SEND, w->part, step);
@@ -336,11 +345,61 @@ static mgpu_status one_step(worker *w, long long step)
     mgpu_trace_begin(MGPU_TRACE_RECV, w->part, step);
     mgpu_status status = fetch_halos(w, step);
     mgpu_trace_end();
-    MGPU_TRY(status);
+    return status;
+}
+
+/* The steps of one run.  With --halo=K the workers exchange K-row blocks at
+ * the steps that are multiples of K (every step when K is 1) and meet at a
+ * barrier only there; the steps between compute the shrinking trapezoid, a
+ * pass of up to T steps at a time (mgpu_stencil_compute).  A cycle is the K
+ * steps from one exchange to the next; the field before an exchange step is
+ * in the buffer mgpu_stencil_buffer_index says, the same in every part.
+ *
+ * staged: before the barrier of an exchange each worker copies its edge
+ * blocks into its slots of that exchange's parity and waits for the copy;
+ * after it, each copies its neighbours' slots into its halos.  The slots are
+ * double buffered by parity because a fast worker, already publishing the
+ * next exchange, must not overwrite blocks that a slow neighbour is still
+ * copying for this one.  It cannot publish into this parity again before the
+ * exchange after next, past the barrier of the next, which the slow
+ * neighbour reaches only once its copies of this one are done (publishing
+ * waits for its stream, which holds them).
+ *
+ * ipc: nothing here waits for a device.  Each worker records done[e%2] on
+ * its stream after the last step of cycle e (after its last pass).  After
+ * the barrier of exchange e every neighbour has recorded done[(e-1)%2], so
+ * this worker's stream waits for that event (on the device) and then pulls
+ * the neighbour's edge blocks from the buffer that holds the field before
+ * the exchange, which the neighbour's last pass wrote; then it records
+ * PULLED.  The neighbour's passes write its two buffers in turn, so the
+ * next pass to overwrite the rows pulled is
+ *  - with one pass per cycle (T = K), its first pass after exchange e+1,
+ *    behind its wait for this worker's done[e%2], recorded after this pull;
+ *  - with more (T < K), its second pass of cycle e: before issuing it, the
+ *    neighbour meets the others at a second barrier, by which every worker
+ *    has recorded PULLED for exchange e, and its stream waits for theirs
+ *    (wait_for_pulls).  One PULLED event suffices: it is recorded again
+ *    only after the barrier of exchange e+1, which the neighbour reaches
+ *    only after it issued its wait.
+ * The done events are double buffered by parity so that no neighbour records
+ * done[(e-1)%2] again (at the end of cycle e+1) before this worker has
+ * issued its wait: that takes the barrier of exchange e+1, which this worker
+ * reaches only after. */
+static mgpu_status one_step(worker *w, long long step)
+{
+    mgpu_stencil *st = w->st;
+    bool exchanges = mgpu_stencil_exchanges_at(st, step);
+    if (exchanges)
+        MGPU_TRY(exchange(w, step));
     if (w->run->compute)
-        MGPU_TRY(mgpu_stencil_compute(w->st, w->part, step));
-    if (w->mode == MGPU_EXCHANGE_IPC)
-        MGPU_TRY(mgpu_event_record(w->done[step & 1], stream_of(w)));
+        MGPU_TRY(mgpu_stencil_compute(st, w->part, step));
+    if (w->mode != MGPU_EXCHANGE_IPC)
+        return MGPU_OK;
+    if (exchanges && mgpu_stencil_rewrites_edges(st))
+        MGPU_TRY(wait_for_pulls(w));
+    if (mgpu_stencil_exchanges_at(st, step + 1))
+        MGPU_TRY(mgpu_event_record(w->done[mgpu_stencil_exchange_parity(st, step)],
+                                   stream_of(w)));
     return MGPU_OK;
 }
 
@@ -369,6 +428,7 @@ static mgpu_status worker_run(worker *w)
     mgpu_stencil_desc desc = {
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = w->mode,
         .seed = opt->seed, .nparts = w->nparts, .first_part = p, .local_parts = 1,
+        .halo = opt->halo, .time_block = opt->time_block, .steps = opt->steps,
     };
     MGPU_TRY(mgpu_stencil_create(&w->st, &desc));
     MGPU_TRY(mgpu_device_set(p));
@@ -421,6 +481,7 @@ static void worker_cleanup(worker *w)
     ipc_close(w);
     for (int b = 0; b < 2; b++)
         mgpu_event_destroy(w->done[b]);
+    mgpu_event_destroy(w->pulled);
     if (w->registered)
         mgpu_host_unregister(w->sh->slots);
     mgpu_stencil_destroy(w->st);

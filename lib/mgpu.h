@@ -393,9 +393,33 @@ typedef enum mgpu_row {
     MGPU_ROW_HALO_BOTTOM
 } mgpu_row;
 float *mgpu_stencil_row(const mgpu_stencil *stencil, int part, long long step, mgpu_row row);
-/* Where ROW lies in any of PART's buffers, in floats from its start: for a
- * buffer that another process maps (CUDA IPC), held by no local part. */
-size_t mgpu_stencil_row_offset(const mgpu_stencil *stencil, int part, mgpu_row row);
+/* With --halo=K an exchange moves K rows each way, one contiguous block:
+ * FIRST's block is the first K interior rows, LAST's the last K, HALO_TOP's
+ * and HALO_BOTTOM's the K halo rows (with K = 1, the row itself).
+ * mgpu_stencil_block: where ROW's block of PART's field before STEP starts;
+ * mgpu_stencil_block_offset: where it lies in either of PART's buffers, in
+ * floats from its start (for a buffer that another process maps, held by
+ * no local part); mgpu_stencil_block_bytes: a block's bytes from its first
+ * float to its last used one, what a copy of it moves (rows padded, see
+ * mgpu_stencil_pitch); mgpu_block_bytes: the same for a grid of NX columns,
+ * known before any domain is made. */
+float *mgpu_stencil_block(const mgpu_stencil *stencil, int part, long long step, mgpu_row row);
+size_t mgpu_stencil_block_offset(const mgpu_stencil *stencil, int part, mgpu_row row);
+size_t mgpu_stencil_block_bytes(const mgpu_stencil *stencil);
+size_t mgpu_block_bytes(long long nx, int halo);
+/* Whether STEP exchanges halos (a multiple of --halo), and the parity of
+ * that exchange (0, 1, 0, ... for the exchanges of a run). */
+int mgpu_stencil_exchanges_at(const mgpu_stencil *stencil, long long step);
+int mgpu_stencil_exchange_parity(const mgpu_stencil *stencil, long long step);
+/* Which of a part's two buffers (0 or 1) holds the field before STEP: the
+ * parity of the passes before it (mgpu_stencil_buffer(.., 0) is buffer 0,
+ * (.., 1) buffer 1). */
+int mgpu_stencil_buffer_index(const mgpu_stencil *stencil, long long step);
+/* Whether a part's passes overwrite the edge rows it sent at an exchange
+ * before the next one (more than one pass between exchanges: a time block
+ * below --halo): a neighbour that reads them from its memory must have read
+ * them before the second pass. */
+int mgpu_stencil_rewrites_edges(const mgpu_stencil *stencil);
 /* The part whose rows fill PART's top halo (its LAST row) or bottom halo
  * (its FIRST row), or -1 where that halo is a fixed boundary. */
 int mgpu_stencil_above(const mgpu_stencil *stencil, int part);
@@ -560,6 +584,9 @@ typedef struct mgpu_program {
  * or the exit code: 0 after --help or --version, 2 after a usage error,
  * whose one-line message names the option and what it accepts. */
 int mgpu_options_parse(mgpu_options *opt, const mgpu_program *program, int argc, char **argv);
+/* Whether every slab of NY rows on DEVICES devices holds --halo=HALO rows
+ * of its own to send: a usage error naming --halo if not. */
+mgpu_status mgpu_halo_check(int halo, long long ny, int devices);
 
 /* The whole of TEXT as a decimal integer, into *NUMBER: 0; or EINVAL when
  * it is not one (empty, a blank first, text after it), ERANGE when it does

@@ -860,17 +860,24 @@ static int check_combination(const mgpu_options *opt, const mgpu_program *progra
                    opt->halo > 1 ? "halo" : "time-block", program->name);
         return PARSE_EXIT_USAGE;
     }
-    /* Every part holds --halo rows of its own to send (doc/design.md section 2). */
-    long long thinnest = interior_rows / (opt->devices > 0 ? opt->devices : 1);
-    if (opt->halo > thinnest) {
-        mgpu_error(program,
-                   "--halo: '%d' is more than the %lld row%s of the thinnest slab (%lld interior "
-                   "rows on %d device%s; accepted: an integer from 1 to %lld)",
-                   opt->halo, thinnest, thinnest == 1 ? "" : "s", interior_rows,
-                   opt->devices > 0 ? opt->devices : 1, opt->devices > 1 ? "s" : "", thinnest);
+    if (mgpu_halo_check(opt->halo, opt->ny, opt->devices > 0 ? opt->devices : 1) != MGPU_OK) {
+        mgpu_error(program, "%s", mgpu_last_error());
         return PARSE_EXIT_USAGE;
     }
     return PARSE_GO_ON;
+}
+
+/* Every part holds --halo rows of its own to send (doc/design.md section 2). */
+mgpu_status mgpu_halo_check(int halo, long long ny, int devices)
+{
+    long long interior_rows = ny - 2, thinnest = interior_rows / devices;
+    if (halo <= thinnest)
+        return MGPU_OK;
+    return mgpu_error_set(MGPU_ERR_USAGE,
+                          "--halo: '%d' is more than the %lld row%s of the thinnest slab (%lld "
+                          "interior rows on %d device%s; accepted: an integer from 1 to %lld)",
+                          halo, thinnest, thinnest == 1 ? "" : "s", interior_rows, devices,
+                          devices > 1 ? "s" : "", thinnest);
 }
 
 int mgpu_options_parse(mgpu_options *opt, const mgpu_program *program, int argc, char **argv)

@@ -120,15 +120,49 @@ static float *row_of(const mgpu_stencil *st, const part *pt, long long step,
     return pt->buf[buffer_of(st, step)] + (size_t) local_row * pt->pitch;
 }
 
-/* The bytes of K rows from the start of the first to the end of the last:
- * what an exchange moves each way. */
+/* Whether STEP exchanges halos, and that exchange's parity (the events and
+ * host rows that alternate between exchanges). */
+static bool exchanges_at(const mgpu_stencil *st, long long step) { return step % st->halo == 0; }
+static int exchange_parity(const mgpu_stencil *st, long long step)
+{
+    return (int) ((step / st->halo) & 1);
+}
+
+/* Floats from one row to the next in a part of NX columns. */
+static size_t pitch_of(long long nx)
+{
+    return ((size_t) nx + PITCH_FLOATS - 1) / PITCH_FLOATS * PITCH_FLOATS;
+}
+
+/* The floats of HALO rows of NX columns from the start of the first to the
+ * end of the last: what an exchange moves each way, as one block. */
+static size_t floats_of_block(long long nx, int halo)
+{
+    return (size_t) (halo - 1) * pitch_of(nx) + (size_t) nx;
+}
 static size_t block_floats(const mgpu_stencil *st, const part *pt)
 {
-    return (size_t) (st->halo - 1) * pt->pitch + (size_t) st->desc.nx;
+    (void) pt; /* every part has the same pitch */
+    return floats_of_block(st->desc.nx, st->halo);
 }
 static size_t block_bytes(const mgpu_stencil *st, const part *pt)
 {
     return block_floats(st, pt) * sizeof(float);
+}
+
+/* The local row of ROW in part PT: the row itself, or with BLOCK the first
+ * of its K rows (FIRST: the first K interior rows, LAST: the last K,
+ * HALO_TOP and HALO_BOTTOM: the K halo rows on either side). */
+static long long local_row_of(const mgpu_stencil *st, const part *pt, mgpu_row row, bool block)
+{
+    const long long k = st->halo;
+    switch (row) {
+    case MGPU_ROW_FIRST: return k;
+    case MGPU_ROW_LAST: return block ? pt->rows : k + pt->rows - 1;
+    case MGPU_ROW_HALO_TOP: return block ? 0 : k - 1;
+    case MGPU_ROW_HALO_BOTTOM: return k + pt->rows;
+    }
+    return 0;
 }
 
 /* Neighbours: pattern2d's top and bottom rows are a fixed boundary; jacobi's
@@ -269,7 +303,7 @@ mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc 
     status = mgpu_decompose(desc->ny, desc->nparts, slabs);
     if (status != MGPU_OK)
         goto fail;
-    size_t pitch = ((size_t) desc->nx + PITCH_FLOATS - 1) / PITCH_FLOATS * PITCH_FLOATS;
+    size_t pitch = pitch_of(desc->nx);
     for (int p = 0; p < desc->nparts; p++) {
         part *pt = &st->parts[p];
         pt->slab = slabs[p];
@@ -354,23 +388,34 @@ long long mgpu_exchanges_per_run(mgpu_kernel kernel, int devices, long long step
     return neighbours ? (steps + halo - 1) / halo : 0;
 }
 
-size_t mgpu_stencil_row_offset(const mgpu_stencil *st, int p, mgpu_row row)
-{
-    const part *pt = &st->parts[p];
-    long long local_row = 0;
-    switch (row) {
-    case MGPU_ROW_FIRST: local_row = st->halo; break;
-    case MGPU_ROW_LAST: local_row = st->halo + pt->rows - 1; break;
-    case MGPU_ROW_HALO_TOP: local_row = st->halo - 1; break;
-    case MGPU_ROW_HALO_BOTTOM: local_row = st->halo + pt->rows; break;
-    }
-    return (size_t) local_row * pt->pitch;
-}
-
 float *mgpu_stencil_row(const mgpu_stencil *st, int p, long long step, mgpu_row row)
 {
-    return st->parts[p].buf[buffer_of(st, step)] + mgpu_stencil_row_offset(st, p, row);
+    const part *pt = &st->parts[p];
+    return row_of(st, pt, step, local_row_of(st, pt, row, false));
 }
+
+size_t mgpu_stencil_block_offset(const mgpu_stencil *st, int p, mgpu_row row)
+{
+    const part *pt = &st->parts[p];
+    return (size_t) local_row_of(st, pt, row, true) * pt->pitch;
+}
+
+float *mgpu_stencil_block(const mgpu_stencil *st, int p, long long step, mgpu_row row)
+{
+    return st->parts[p].buf[buffer_of(st, step)] + mgpu_stencil_block_offset(st, p, row);
+}
+
+size_t mgpu_block_bytes(long long nx, int halo) { return floats_of_block(nx, halo) * sizeof(float); }
+size_t mgpu_stencil_block_bytes(const mgpu_stencil *st) { return block_bytes(st, &st->parts[st->first]); }
+
+int mgpu_stencil_exchanges_at(const mgpu_stencil *st, long long step) { return exchanges_at(st, step); }
+int mgpu_stencil_exchange_parity(const mgpu_stencil *st, long long step)
+{
+    return exchange_parity(st, step);
+}
+int mgpu_stencil_buffer_index(const mgpu_stencil *st, long long step) { return buffer_of(st, step); }
+
+int mgpu_stencil_rewrites_edges(const mgpu_stencil *st) { return st->block < st->halo; }
 
 mgpu_event *mgpu_stencil_fork_event(const mgpu_stencil *st) { return st->fork; }
 mgpu_event *mgpu_stencil_join_event(const mgpu_stencil *st, int p) { return st->parts[p].joined; }
@@ -486,13 +531,13 @@ static mgpu_status check_neighbours_local(const mgpu_stencil *st, const part *pt
     return MGPU_OK;
 }
 
-/* PT's K edge rows from LOCAL_ROW on to one neighbour's halo rows from
- * TO_ROW on, in an in-process mode: one contiguous block. */
-static mgpu_status push_rows(mgpu_stencil *st, part *pt, long long step, long long local_row,
-                             part *to, long long to_row)
+/* PT's K edge rows of block ROW to one neighbour's halo block TO_ROW, in an
+ * in-process mode: one contiguous block. */
+static mgpu_status push_rows(mgpu_stencil *st, part *pt, long long step, mgpu_row row, part *to,
+                             mgpu_row to_row)
 {
-    const float *src = row_of(st, pt, step, local_row);
-    float *dst = row_of(st, to, step, to_row);
+    const float *src = row_of(st, pt, step, local_row_of(st, pt, row, true));
+    float *dst = row_of(st, to, step, local_row_of(st, to, to_row, true));
     int src_dev = pt->slab.device, dst_dev = to->slab.device;
     switch (st->mode) {
     case MGPU_EXCHANGE_PEER:
@@ -525,9 +570,9 @@ static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
 {
     MGPU_TRY(check_current(pt));
     MGPU_TRY(check_neighbours_local(st, pt));
-    if (step % st->halo != 0)
+    if (!exchanges_at(st, step))
         return MGPU_OK;
-    const long long k = st->halo;
+    const int parity = exchange_parity(st, step);
     switch (st->mode) {
     case MGPU_EXCHANGE_DIRECT:
         /* The kernel sent them; the event is for the neighbours in other
@@ -535,33 +580,32 @@ static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
          * for nobody's. */
         if (pt->delivered == step)
             return has_other_neighbour(pt)
-                       ? mgpu_event_record(pt->sent[(step / k) & 1], pt->stream)
+                       ? mgpu_event_record(pt->sent[parity], pt->stream)
                        : MGPU_OK;
         /* fall through */
     case MGPU_EXCHANGE_PEER:
     case MGPU_EXCHANGE_PEER_ASYNC:
         MGPU_TRY(wait_for_receivers(st, pt));
-        if (pt->above >= 0) {
-            part *to = &st->parts[pt->above];
-            MGPU_TRY(push_rows(st, pt, step, k, to, k + to->rows));
-        }
+        if (pt->above >= 0)
+            MGPU_TRY(push_rows(st, pt, step, MGPU_ROW_FIRST, &st->parts[pt->above],
+                               MGPU_ROW_HALO_BOTTOM));
         if (pt->below >= 0)
-            MGPU_TRY(push_rows(st, pt, step, pt->rows, &st->parts[pt->below], 0));
+            MGPU_TRY(push_rows(st, pt, step, MGPU_ROW_LAST, &st->parts[pt->below],
+                               MGPU_ROW_HALO_TOP));
         /* The receivers' streams wait for this event, not for the host. */
         if (st->mode != MGPU_EXCHANGE_PEER)
-            MGPU_TRY(mgpu_event_record(pt->sent[(step / k) & 1], pt->stream));
+            MGPU_TRY(mgpu_event_record(pt->sent[parity], pt->stream));
         return MGPU_OK;
     case MGPU_EXCHANGE_STAGED:
     case MGPU_EXCHANGE_MAPPED: {
         /* Both edge blocks go to host memory; the receivers fetch them after
          * the barrier, so the copy must be complete when send returns. */
-        int parity = (int) ((step / k) & 1);
         float *edges = st->mode == MGPU_EXCHANGE_MAPPED ? pt->edges_dev[parity]
                                                         : pt->edges[parity];
-        long long rows[2] = {k, pt->rows};
+        const mgpu_row rows[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
         for (int e = 0; e < 2; e++) {
-            float *dst = edges + (size_t) e * (size_t) k * pt->pitch;
-            const float *src = row_of(st, pt, step, rows[e]);
+            float *dst = edges + (size_t) e * (size_t) st->halo * pt->pitch;
+            const float *src = row_of(st, pt, step, local_row_of(st, pt, rows[e], true));
             if (st->mode == MGPU_EXCHANGE_MAPPED)
                 MGPU_TRY(mgpu_copy_row_kernel(dst, src, (long long) block_floats(st, pt),
                                               pt->stream));
@@ -593,12 +637,13 @@ static mgpu_status recv_part(mgpu_stencil *st, int p, long long step)
     part *pt = &st->parts[p];
     MGPU_TRY(check_current(pt));
     MGPU_TRY(check_neighbours_local(st, pt));
-    if (step % st->halo != 0)
+    if (!exchanges_at(st, step))
         return MGPU_OK;
-    const long long k = st->halo;
-    const int parity = (int) ((step / k) & 1);
+    const size_t k = (size_t) st->halo;
+    const int parity = exchange_parity(st, step);
     int from[2] = {pt->above, pt->below};
-    long long halo[2] = {0, k + pt->rows};
+    const long long halo[2] = {local_row_of(st, pt, MGPU_ROW_HALO_TOP, true),
+                               local_row_of(st, pt, MGPU_ROW_HALO_BOTTOM, true)};
     for (int e = 0; e < 2; e++) {
         if (from[e] < 0)
             continue;
@@ -612,7 +657,7 @@ static mgpu_status recv_part(mgpu_stencil *st, int p, long long step)
         part *src = &st->parts[from[e]];
         /* The top halo is the sender's last rows (edge block 1), the bottom
          * halo its first rows (edge block 0). */
-        size_t edge = (size_t) (1 - e) * (size_t) k * src->pitch;
+        size_t edge = (size_t) (1 - e) * k * src->pitch;
         switch (st->mode) {
         case MGPU_EXCHANGE_PEER:
             break; /* cudaMemcpyPeer is ordered with all work on both devices */

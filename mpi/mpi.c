@@ -4,8 +4,10 @@
  * the grid on the device its rank within its node picks, and trades halo
  * rows with the ranks above and below it in messages: straight from device
  * memory when the MPI library is CUDA-aware (--exchange=mpi), through pinned
- * host buffers otherwise (--exchange=staged).  With --overlap the rows that
- * read no halo are computed while the messages travel.  Rank 0 gathers the
+ * host buffers otherwise (--exchange=staged).  With --halo=K a message
+ * carries K rows, every K steps, and the steps between compute the rows
+ * still valid (the stencil domain's passes).  With --overlap (one-row halos)
+ * the rows that read no halo are computed while the messages travel.  Rank 0 gathers the
  * field, verifies it and prints the record.  A rank that fails ends the
  * whole job with MPI_Abort: the others may be waiting for its messages.
  *
@@ -47,6 +49,7 @@ static const mgpu_program program = {
     .summary = "one MPI rank per device, on one host or several: mpirun -np N mgpu-mpi",
     .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED),
     .extra = extra,
+    .deep_halo = 1,
 };
 
 /* Where this process is in the job. */
@@ -194,7 +197,14 @@ static int setup(const mgpu_options *opt, mgpu_exchange *mode, int *aware, char 
                               "(accepted: nx up to %d, ny up to %d)",
                       opt->nx, opt->ny, INT_MAX - 64, INT_MAX);
 
-    mgpu_status status = mgpu_fault_validate(me.ranks, opt->steps);
+    if (overlap && opt->halo > 1)
+        return refuse(why, 2, "--overlap: on overlaps one-row halos with the rows that read "
+                              "none, and --halo=%d exchanges %d rows every %d steps (accepted "
+                              "with --halo above 1: --overlap=off)",
+                      opt->halo, opt->halo, opt->halo);
+    mgpu_status status = mgpu_halo_check(opt->halo, opt->ny, me.ranks);
+    if (status == MGPU_OK)
+        status = mgpu_fault_validate(me.ranks, opt->steps);
     if (status != MGPU_OK)
         return refuse_status(why, status);
 
@@ -257,14 +267,17 @@ typedef struct domain {
     int part;
     int nx;
     int to[2], from[2];      /* per direction; MPI_PROC_NULL at a fixed boundary */
-    float *staging;          /* staged: pinned rows, outgoing UP, DOWN, incoming UP, DOWN */
+    size_t block_floats;     /* a block of --halo rows, padding between them included */
+    MPI_Datatype block;      /* what a message carries: --halo rows of nx floats */
+    float *staging;          /* staged: pinned blocks, outgoing UP, DOWN, incoming UP, DOWN */
     mgpu_event *edges_ready; /* --overlap: the rows to send are ready */
 } domain;
 
-/* The two messages of a step.  UP carries a slab's first row to the rank
- * above, into its bottom halo; DOWN its last row to the rank below, into
- * its top halo.  The direction is the tag, so the two messages between one
- * pair of ranks (two ranks, or one: jacobi is periodic) never mix. */
+/* The two messages of an exchange.  UP carries a slab's first K rows to the
+ * rank above, into its bottom halo; DOWN its last K rows to the rank below,
+ * into its top halo (K: --halo, the rows of the stencil domain's blocks).
+ * The direction is the tag, so the two messages between one pair of ranks
+ * (two ranks, or one: jacobi is periodic) never mix. */
 enum { UP, DOWN };
 static const mgpu_row outgoing_row[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
 static const mgpu_row incoming_row[2] = {MGPU_ROW_HALO_BOTTOM, MGPU_ROW_HALO_TOP};
@@ -276,6 +289,7 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
 {
     int nparts;
     memset(dm, 0, sizeof *dm);
+    dm->block = MPI_DATATYPE_NULL;
     dm->comm = comm;
     MPI_Comm_rank(comm, &dm->part);
     MPI_Comm_size(comm, &nparts);
@@ -286,9 +300,16 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
     mgpu_stencil_desc desc = {
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = MGPU_EXCHANGE_MPI,
         .seed = opt->seed, .nparts = nparts, .first_part = dm->part, .local_parts = 1,
-        .devices = devices,
+        .devices = devices, .halo = opt->halo, .time_block = opt->time_block,
+        .steps = opt->steps,
     };
     MGPU_TRY(mgpu_stencil_create(&dm->st, &desc));
+    /* The rows of a block lie a pitch apart: the message takes their NX
+     * floats, not the padding between them. */
+    dm->block_floats = mgpu_stencil_block_bytes(dm->st) / sizeof(float);
+    MPI_Type_vector(opt->halo, dm->nx, (int) mgpu_stencil_pitch(dm->st, dm->part), MPI_FLOAT,
+                    &dm->block);
+    MPI_Type_commit(&dm->block);
     int above = mgpu_stencil_above(dm->st, dm->part), below = mgpu_stencil_below(dm->st, dm->part);
     dm->to[UP] = rank_of(above);
     dm->from[UP] = rank_of(below);
@@ -297,7 +318,7 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
     MGPU_TRY(mgpu_event_create(me.device, 0, &dm->edges_ready));
     if (mode == MGPU_EXCHANGE_STAGED) {
         void *rows;
-        MGPU_TRY(mgpu_host_alloc(4 * (size_t) dm->nx * sizeof(float), MGPU_HOST_PINNED, &rows));
+        MGPU_TRY(mgpu_host_alloc(4 * mgpu_stencil_block_bytes(dm->st), MGPU_HOST_PINNED, &rows));
         dm->staging = rows;
     }
     return MGPU_OK;
@@ -305,30 +326,30 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
 
 static void domain_destroy(domain *dm)
 {
+    if (dm->block != MPI_DATATYPE_NULL)
+        MPI_Type_free(&dm->block);
     mgpu_event_destroy(dm->edges_ready);
     mgpu_host_free(dm->staging);
     mgpu_stencil_destroy(dm->st);
 }
 
-static size_t row_bytes(const domain *dm) { return (size_t) dm->nx * sizeof(float); }
-
-static float *device_row(const domain *dm, long long step, mgpu_row row)
+static float *device_block(const domain *dm, long long step, mgpu_row row)
 {
-    return mgpu_stencil_row(dm->st, dm->part, step, row);
+    return mgpu_stencil_block(dm->st, dm->part, step, row);
 }
 
-/* The memory MPI sends direction D's row from and receives it into: the
- * device rows themselves, or their pinned host copies. */
+/* The memory MPI sends direction D's block from and receives it into: the
+ * device rows themselves, or their pinned host copies (laid out alike). */
 static float *outgoing(const domain *dm, long long step, int d)
 {
-    return dm->staging ? dm->staging + (size_t) d * (size_t) dm->nx
-                       : device_row(dm, step, outgoing_row[d]);
+    return dm->staging ? dm->staging + (size_t) d * dm->block_floats
+                       : device_block(dm, step, outgoing_row[d]);
 }
 
 static float *incoming(const domain *dm, long long step, int d)
 {
-    return dm->staging ? dm->staging + (size_t) (2 + d) * (size_t) dm->nx
-                       : device_row(dm, step, incoming_row[d]);
+    return dm->staging ? dm->staging + (size_t) (2 + d) * dm->block_floats
+                       : device_block(dm, step, incoming_row[d]);
 }
 
 /* Staged: the rows this rank sends, copied to host memory on the stream,
@@ -338,8 +359,9 @@ static mgpu_status edges_out(domain *dm, long long step)
     mgpu_stream *stream = mgpu_stencil_stream(dm->st, dm->part);
     for (int d = 0; dm->staging && d < 2; d++) {
         if (dm->to[d] != MPI_PROC_NULL)
-            MGPU_TRY(mgpu_memcpy_async(outgoing(dm, step, d), device_row(dm, step, outgoing_row[d]),
-                                  row_bytes(dm), stream));
+            MGPU_TRY(mgpu_memcpy_async(outgoing(dm, step, d),
+                                       device_block(dm, step, outgoing_row[d]),
+                                       mgpu_stencil_block_bytes(dm->st), stream));
     }
     return MGPU_OK;
 }
@@ -351,30 +373,36 @@ static mgpu_status halos_in(domain *dm, long long step)
     mgpu_stream *stream = mgpu_stencil_stream(dm->st, dm->part);
     for (int d = 0; dm->staging && d < 2; d++) {
         if (dm->from[d] != MPI_PROC_NULL)
-            MGPU_TRY(mgpu_memcpy_async(device_row(dm, step, incoming_row[d]), incoming(dm, step, d),
-                                  row_bytes(dm), stream));
+            MGPU_TRY(mgpu_memcpy_async(device_block(dm, step, incoming_row[d]),
+                                       incoming(dm, step, d), mgpu_stencil_block_bytes(dm->st),
+                                       stream));
     }
     return MGPU_OK;
 }
 
-/* One step, exchange then compute.  MPI knows nothing of streams, so the
- * host first waits for the stream: for the rows to send (and the previous
- * step's copies out of the incoming rows).  MPI_Sendrecv pairs each send
- * with a receive, so a ring of ranks that all send at once cannot deadlock. */
+/* One step: at the steps that exchange (every K-th), the exchange, then
+ * the compute (a pass at the first step of each, mgpu_stencil_compute).  MPI
+ * knows nothing of streams, so the host first waits for the stream: for the
+ * rows to send, written by the passes before (and for the previous
+ * exchange's copies out of the incoming rows).  MPI_Sendrecv pairs each
+ * send with a receive, so a ring of ranks that all send at once cannot
+ * deadlock. */
 static mgpu_status step_plain(domain *dm, long long step, bool compute)
 {
-    mgpu_trace_begin(MGPU_TRACE_EXCHANGE, me.device, step);
-    mgpu_status status = edges_out(dm, step);
-    if (status == MGPU_OK)
-        status = mgpu_stream_synchronize(mgpu_stencil_stream(dm->st, dm->part));
-    for (int d = 0; d < 2 && status == MGPU_OK; d++)
-        MPI_Sendrecv(outgoing(dm, step, d), dm->nx, MPI_FLOAT, dm->to[d], d,
-                     incoming(dm, step, d), dm->nx, MPI_FLOAT, dm->from[d], d, dm->comm,
-                     MPI_STATUS_IGNORE);
-    if (status == MGPU_OK)
-        status = halos_in(dm, step);
-    mgpu_trace_end();
-    MGPU_TRY(status);
+    if (mgpu_stencil_exchanges_at(dm->st, step)) {
+        mgpu_trace_begin(MGPU_TRACE_EXCHANGE, me.device, step);
+        mgpu_status status = edges_out(dm, step);
+        if (status == MGPU_OK)
+            status = mgpu_stream_synchronize(mgpu_stencil_stream(dm->st, dm->part));
+        for (int d = 0; d < 2 && status == MGPU_OK; d++)
+            MPI_Sendrecv(outgoing(dm, step, d), 1, dm->block, dm->to[d], d,
+                         incoming(dm, step, d), 1, dm->block, dm->from[d], d, dm->comm,
+                         MPI_STATUS_IGNORE);
+        if (status == MGPU_OK)
+            status = halos_in(dm, step);
+        mgpu_trace_end();
+        MGPU_TRY(status);
+    }
     return compute ? mgpu_stencil_compute(dm->st, dm->part, step) : MGPU_OK;
 }
 
@@ -397,10 +425,9 @@ static mgpu_status step_overlapped(domain *dm, long long step, bool compute)
     mgpu_trace_begin(MGPU_TRACE_EXCHANGE, me.device, step);
     MPI_Request requests[4];
     for (int d = 0; d < 2; d++)
-        MPI_Irecv(incoming(dm, step, d), dm->nx, MPI_FLOAT, dm->from[d], d, dm->comm,
-                  &requests[d]);
+        MPI_Irecv(incoming(dm, step, d), 1, dm->block, dm->from[d], d, dm->comm, &requests[d]);
     for (int d = 0; d < 2; d++)
-        MPI_Isend(outgoing(dm, step, d), dm->nx, MPI_FLOAT, dm->to[d], d, dm->comm,
+        MPI_Isend(outgoing(dm, step, d), 1, dm->block, dm->to[d], d, dm->comm,
                   &requests[2 + d]);
     MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
     mgpu_status status = halos_in(dm, step);
@@ -466,7 +493,7 @@ static mgpu_status gather(domain *dm, const mgpu_options *opt, float *field)
     size_t span = (size_t) (rows - 1) * (size_t) pitch + (size_t) dm->nx;
     void *host;
     MGPU_TRY(mgpu_host_alloc(span * sizeof(float), MGPU_HOST_PINNED, &host));
-    mgpu_status status = mgpu_memcpy(host, device_row(dm, opt->steps, MGPU_ROW_FIRST),
+    mgpu_status status = mgpu_memcpy(host, device_block(dm, opt->steps, MGPU_ROW_FIRST),
                                      span * sizeof(float));
     if (status != MGPU_OK) {
         mgpu_host_free(host);
@@ -504,6 +531,8 @@ static void describe(mgpu_record *record, mgpu_exchange mode, int aware)
 {
     record->devices = me.ranks;
     record->exchange = mode;
+    record->exchanges = mgpu_exchanges_per_run(record->kernel, me.ranks, record->steps,
+                                               record->halo);
     mgpu_record_set_text(record, "overlap", overlap ? "yes" : "no");
     mgpu_record_set_text(record, "cuda_aware", cuda_aware_name(aware));
     mgpu_record_set_number(record, "hosts", me.hosts);

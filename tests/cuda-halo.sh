@@ -1,9 +1,11 @@
 #!/bin/sh
 # cuda-halo.sh - deep halos and time blocks on GPUs: mgpu-single, -pthread,
-# -openmp and -streams with --halo=K (1..4) and --time-block=T (1..4), the
-# exchange modes each takes, both kernels, on 1 to all devices (at most 4):
-# odd and uneven grids bit-identical to the CPU reference, a larger one N
-# devices bit-identical to one.  Skips (exit 77) when there is no usable GPU.
+# -openmp, -streams, -fork (staged, and ipc where the devices have peer
+# access) and -mpi (a rank per device; staged, and mpi when the MPI is
+# CUDA-aware) with --halo=K (1..4) and --time-block=T (1..4), the exchange
+# modes each takes, both kernels, on 1 to all devices (at most 4): odd and
+# uneven grids bit-identical to the CPU reference, a larger one N devices
+# bit-identical to one.  Skips (exit 77) when there is no usable GPU.
 . "$top_srcdir/tests/lib.sh"
 single="$top_builddir/single_thread/mgpu-single"
 
@@ -11,15 +13,44 @@ require_gpus "$single"
 
 common="--backend=cuda --repeat=1 --warmup=0"
 
+# mgpu-mpi runs when it was built and there is an mpirun; mode mpi when the
+# MPI library takes device memory.
+mpi_modes=
+if [ -x "$top_builddir/mpi/mgpu-mpi" ] && mpi_launcher cuda; then
+    probe=$(run_limited $launch -np 1 "$top_builddir/mpi/mgpu-mpi" $common --nx=3 --ny=3 \
+            --steps=1 --verify=none --format=json 2>&1)
+    mpi_modes=staged
+    [ "$(printf '%s\n' "$probe" | json_field cuda_aware)" = yes ] && mpi_modes="staged mpi"
+    echo "# mgpu-mpi: modes $mpi_modes"
+else
+    echo "# mgpu-mpi is not built or there is no mpirun: its runs are left out"
+fi
+
 on_devices() {
     devices=$1
     turn=0
     for p in single_thread/mgpu-single pthread/mgpu-pthread openmp/mgpu-openmp \
-        streams/mgpu-streams; do
+        streams/mgpu-streams fork/mgpu-fork mpi/mgpu-mpi; do
         prog=$top_builddir/$p
         [ -x "$prog" ] || continue
+        # A program that mpirun starts, once a device.
+        prefix=
         modes="peer peer-async staged direct mapped"
-        [ "$p" = streams/mgpu-streams ] && modes="peer peer-async direct"
+        case $p in
+        streams/mgpu-streams) modes="peer peer-async direct" ;;
+        fork/mgpu-fork)
+            # ipc between two devices needs peer access, which auto takes.
+            modes=staged
+            out=$(run_limited "$prog" $common --devices=$devices --nx=17 --ny=13 --steps=2 \
+                  --verify=none --format=json 2>&1)
+            [ "$(printf '%s\n' "$out" | json_field exchange)" = ipc ] && modes="staged ipc"
+            ;;
+        mpi/mgpu-mpi)
+            [ -n "$mpi_modes" ] || continue
+            modes=$mpi_modes
+            prefix="$launch -np $devices"
+            ;;
+        esac
         # Each K and T meets one mode and kernel in turn; K=3 T=3 meets all.
         for halo in 1 2 3 4; do
             for block in 1 2 3 4; do
@@ -29,7 +60,7 @@ on_devices() {
                 [ $((turn % 2)) -eq 1 ] && kernel=jacobi
                 turn=$((turn + 1))
                 check_run "$p: cuda vs cpu, K=$halo T=$block, $1, $devices devices, $kernel" \
-                    "$prog" $common --verify=cpu --exchange=$1 --devices=$devices \
+                    $prefix "$prog" $common --verify=cpu --exchange=$1 --devices=$devices \
                     --kernel=$kernel --halo=$halo --time-block=$block --nx=1001 \
                     --ny=$((53 + devices)) --steps=11
             done
@@ -37,13 +68,13 @@ on_devices() {
         for exchange in $modes; do
             for kernel in pattern2d jacobi; do
                 check_run "$p: cuda vs cpu, K=3 T=3, $exchange, $devices devices, $kernel" \
-                    "$prog" $common --verify=cpu --exchange=$exchange --devices=$devices \
-                    --kernel=$kernel --halo=3 --time-block=3 --nx=130 --ny=$((40 + devices)) \
-                    --steps=10
+                    $prefix "$prog" $common --verify=cpu --exchange=$exchange \
+                    --devices=$devices --kernel=$kernel --halo=3 --time-block=3 --nx=130 \
+                    --ny=$((40 + devices)) --steps=10
             done
         done
         check_run "$p: N vs 1 device, K=4 T=4, $devices devices, 4099 x 2051" \
-            "$prog" $common --verify=device --devices=$devices --halo=4 --time-block=4 \
+            $prefix "$prog" $common --verify=device --devices=$devices --halo=4 --time-block=4 \
             --nx=4099 --ny=2051 --steps=21
     done
 }

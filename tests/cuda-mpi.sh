@@ -11,22 +11,13 @@ prog="$top_builddir/mpi/mgpu-mpi"
 tmp="${TMPDIR:-/tmp}/mgpu-cuda-mpi.$$"
 trap 'rm -f "$tmp.out" "$tmp.err"' EXIT
 
-mpirun=${MPIRUN:-$(command -v mpirun)}
 if [ ! -x "$prog" ]; then
     echo "SKIP: mgpu-mpi is not built (configure found no MPI)"
     exit 77
 fi
-if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
+if ! mpi_launcher cuda; then
     echo "SKIP: no mpirun"
     exit 77
-fi
-# One host; as root in CI containers; no ssh needed to start local ranks.
-# The transports stay MPI's own choice: a CUDA-aware one may need them.
-launch=$mpirun
-if "$mpirun" --version 2>&1 | grep -q "Open MPI"; then
-    launch="$mpirun --allow-run-as-root --oversubscribe --bind-to none"
-    OMPI_MCA_plm_rsh_agent=false
-    export OMPI_MCA_plm_rsh_agent
 fi
 
 probe=$(run_limited $launch -np 1 "$prog" --backend=cuda --nx=3 --ny=3 --steps=1 \

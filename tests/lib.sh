@@ -164,3 +164,69 @@ require_gpus() {
     [ "$gpus" -gt 4 ] 2>/dev/null && gpus=4
     echo "# $gpus GPU(s)"
 }
+
+# mpi_launcher host|cuda: set $launch to mpirun with what every test job
+# needs, and $quiet to its option that keeps its own notice of a failed rank
+# out (which no rank can prevent); return 1 when there is no mpirun
+# ($MPIRUN, else the one on PATH).  Every rank runs on this host, as root in
+# CI containers, with more ranks than cores on CI.  For Open MPI that means
+# leave to run as root and to oversubscribe, no binding and no ssh to start
+# local ranks; on the host backend also shared memory as the only transport,
+# no cross-process copies (containers forbid them), and waiting ranks that
+# give up their core instead of spinning, and a session directory of this
+# script's own, $mpi_tmp, for the caller to remove: two scripts of a
+# parallel make check that start mpirun at once race to create the shared
+# one (Open MPI 4.1: "mkdir ... File exists").  On GPUs the transports stay
+# MPI's own choice: a CUDA-aware one may need them.
+mpi_launcher() {
+    mpirun=${MPIRUN:-$(command -v mpirun)}
+    if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
+        return 1
+    fi
+    launch=$mpirun
+    quiet=
+    mpi_tmp=
+    if "$mpirun" --version 2>&1 | grep -q "Open MPI"; then
+        launch="$mpirun --allow-run-as-root --oversubscribe --bind-to none"
+        quiet=-q
+        OMPI_MCA_plm_rsh_agent=false
+        export OMPI_MCA_plm_rsh_agent
+        if [ "$1" = host ]; then
+            OMPI_MCA_pml=ob1
+            OMPI_MCA_btl=self,vader
+            OMPI_MCA_btl_vader_single_copy_mechanism=none
+            OMPI_MCA_mpi_yield_when_idle=1
+            export OMPI_MCA_pml OMPI_MCA_btl OMPI_MCA_btl_vader_single_copy_mechanism \
+                OMPI_MCA_mpi_yield_when_idle
+            if mpi_tmp=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-ompi.XXXXXX"); then
+                OMPI_MCA_orte_tmpdir_base=$mpi_tmp
+                export OMPI_MCA_orte_tmpdir_base
+            fi
+        fi
+    fi
+    return 0
+}
+
+# mpi_rejects DESCRIPTION PATTERN RANKS PROGRAM ARGS...: under $launch
+# (mpi_launcher), every rank exits 2 and the job prints exactly one line,
+# matching PATTERN: no rank's MPI_Abort banner, no line per rank (under Open
+# MPI's mpirun -q the whole stderr is that line).
+mpi_rejects() {
+    mr_desc=$1 mr_pattern=$2 mr_ranks=$3
+    shift 3
+    mr_err=${TMPDIR:-/tmp}/mgpu-mpi-rejects.$$
+    run_limited $launch $quiet -np $mr_ranks "$@" >/dev/null 2>"$mr_err"
+    mr_code=$?
+    if [ -n "$quiet" ]; then
+        mr_lines=$(grep -c '' "$mr_err")
+    else
+        mr_lines=$(grep -c '^mgpu-mpi:' "$mr_err")
+    fi
+    if [ "$mr_code" -eq 2 ] && [ "$mr_lines" -eq 1 ] && grep -q -E "$mr_pattern" "$mr_err"; then
+        tap 0 "$mr_desc"
+    else
+        tap 1 "$mr_desc (exit $mr_code, $mr_lines lines)"
+        sed 's/^/# /' "$mr_err"
+    fi
+    rm -f "$mr_err"
+}
