@@ -299,7 +299,8 @@ static mgpu_status edge_source(worker *w, int from, long long step, mgpu_row edg
 
 /* The top halo is the last block of the part above, the bottom halo the
  * first block of the part below; a part with none there has a fixed
- * boundary.  ipc: the pulls done, this worker records PULLED. */
+ * boundary.  ipc: the pulls done, this worker records PULLED where a
+ * neighbour waits for it (wait_for_pulls). */
 static mgpu_status fetch_halos(worker *w, long long step)
 {
     int p = w->part;
@@ -314,7 +315,9 @@ static mgpu_status fetch_halos(worker *w, long long step)
         MGPU_TRY(mgpu_memcpy_async(mgpu_stencil_block(w->st, p, step, halo[k]), src,
                                    block_bytes(w), stream_of(w)));
     }
-    return w->mode == MGPU_EXCHANGE_IPC ? mgpu_event_record(w->pulled, stream_of(w)) : MGPU_OK;
+    /* Only a second pass before the next exchange waits for the pulls. */
+    bool waited_for = w->mode == MGPU_EXCHANGE_IPC && mgpu_stencil_rewrites_edges(w->st);
+    return waited_for ? mgpu_event_record(w->pulled, stream_of(w)) : MGPU_OK;
 }
 
 /* ipc, more than one pass between exchanges: this worker's second pass
