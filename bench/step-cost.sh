@@ -1,6 +1,6 @@
 #!/bin/sh
 # step-cost.sh - the per-step cost of every strategy across grid sizes, beside
-# NVIDIA's multi-gpu-programming-models (issue 13): jacobi, 1 and N devices in
+# NVIDIA's multi-gpu-programming-models: jacobi, 1 and N devices in
 # the same run (--baseline), the record's issue, wait and device times per
 # step.  Usage, from the build tree:
 #   bench/step-cost.sh [SIZES] [DEVICES]      (default: 1024 2048 4096 8192 16384, 2)

@@ -1,4 +1,4 @@
-/* persistent.c - mgpu-persistent: the device-driven floor (issue 13).
+/* persistent.c - mgpu-persistent: the device-driven floor.
  *
  * The host launches once per run and then only waits: on every device one
  * persistent kernel (cooperative launch, every block resident) runs every

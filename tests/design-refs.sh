@@ -1,7 +1,7 @@
 #!/bin/sh
 # design-refs.sh - the design the code cites is the one in the repository:
 # no source, test or document names a DESIGN.md (there is none here; the
-# design as built is doc/design.md, issue 16, item 10), and every
+# design as built is doc/design.md), and every
 # "doc/design.md section N" names a section that doc/design.md has.
 : "${top_srcdir:=.}"
 design="$top_srcdir/doc/design.md"

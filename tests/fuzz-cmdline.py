@@ -7,7 +7,7 @@ backend, a tiny grid, one repeat), and then, case by case, a few tokens
 added after it: one of its own options (read from its --help) with a value
 that is good, bad or odd, such an option mutated byte by byte, or junk (an
 unknown option, an operand, a missing value, a long or non-UTF-8 string).
-What it must hold (doc/design.md section 7, issue 12):
+What it must hold (doc/design.md section 7):
   - no crash (no signal, no sanitizer report) and no hang (a time limit);
   - a rejection is exit 2 with exactly one line on stderr;
   - a run-time failure is exit 1 with exactly one line (mgpu-compare: any);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# man-pages.sh - the man page help2man made of each program built (issue 16):
+# man-pages.sh - the man page help2man made of each program built:
 # NAME with the program's name, SYNOPSIS, DESCRIPTION and ENVIRONMENT, and
 # every option the program's --help lists.  Skips (77) where configure found
 # no help2man.

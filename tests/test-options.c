@@ -385,7 +385,7 @@ static void test_size_option(void)
     CHECK(strstr(out, "--memory=SIZE") != NULL, "--help names it a SIZE");
 }
 
-/* A choice that may stand alone (issue 16: mgpu-streams --overlap). */
+/* A choice that may stand alone (mgpu-streams --overlap). */
 static void test_bare_choice(void)
 {
     mgpu_options opt;
