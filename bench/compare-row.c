@@ -279,6 +279,14 @@ int cmp_row_from_object(cmp_row *row, json_t *o, int results, char *error, size_
         (row->exchanges != floor(row->exchanges) || row->exchanges > (double) CMP_MAX_STEPS))
         return bad(&rd, "\"exchanges\": %.17g is not a whole number from 0 to %lld",
                    row->exchanges, CMP_MAX_STEPS);
+    /* What a run does: a pass never crosses an exchange (T at most K), and
+     * it exchanges at most once every step. */
+    if (time_block > halo)
+        return bad(&rd, "\"time_block\": %lld is more than the \"halo\" of %lld (accepted: an "
+                        "integer from 1 to the halo)", time_block, halo);
+    if (!isnan(row->exchanges) && row->exchanges > (double) row->steps)
+        return bad(&rd, "\"exchanges\": %.17g is more than the %lld steps (accepted: a whole "
+                        "number from 0 to the steps)", row->exchanges, row->steps);
     row->halo = (int) halo;
     row->time_block = (int) time_block;
     if (MEASURE(time_s) || MEASURE(time_min_s) || MEASURE(time_max_s) || MEASURE(us_per_step) ||

@@ -97,13 +97,33 @@ static int out_of_memory(void)
     return 1;
 }
 
+/* "1,,2", ",1" and "1," are typos, not one entry fewer (as in --sizes and
+ * --halo): a usage error naming ACCEPTED, else -1. */
+static int refuse_empty_entry(const char *option, const char *text, const char *accepted)
+{
+    size_t n = strlen(text);
+    if (n == 0)
+        return usage("--%s: an empty list (accepted: %s)", option, accepted);
+    if (text[0] == ',' || text[n - 1] == ',' || strstr(text, ",,"))
+        return usage("--%s: '%.40s%s' has an empty entry (accepted: %s)", option, text,
+                     n > 40 ? "..." : "", accepted);
+    return -1;
+}
+
 /* A comma-separated list of names, of any length, into a bit set. */
 static int parse_set(const char *option, const char *text, const char *const *names, unsigned *set)
 {
+    char accepted[256] = "";
+    for (int i = 0; names[i]; i++) {
+        size_t used = strlen(accepted);
+        snprintf(accepted + used, sizeof accepted - used, "%s%s", i ? "," : "some of ", names[i]);
+    }
+    int code = refuse_empty_entry(option, text, accepted);
+    if (code >= 0)
+        return code;
     char *copy = strdup(text);
     if (!copy)
         return out_of_memory();
-    int code = -1;
     *set = 0;
     for (char *save = NULL, *item = strtok_r(copy, ",", &save); item && code < 0;
          item = strtok_r(NULL, ",", &save)) {
@@ -113,7 +133,7 @@ static int parse_set(const char *option, const char *text, const char *const *na
     }
     free(copy);
     if (code < 0 && *set == 0)
-        return usage("--%s: an empty list", option);
+        return usage("--%s: an empty list (accepted: %s)", option, accepted);
     return code;
 }
 
@@ -121,11 +141,13 @@ static int parse_set(const char *option, const char *text, const char *const *na
  * once. */
 static int parse_counts(const char *text, options *opt)
 {
+    int code = refuse_empty_entry("devices", text, "counts and ranges, as 1,2,4 or 1-4");
+    if (code >= 0)
+        return code;
     char *copy = strdup(text);
     if (!copy)
         return out_of_memory();
     int seen[MGPU_MAX_DEVICES + 1] = {0};
-    int code = -1;
     for (char *save = NULL, *item = strtok_r(copy, ",", &save); item && code < 0;
          item = strtok_r(NULL, ",", &save)) {
         long long lo, hi;
@@ -179,7 +201,12 @@ static int parse_sizes(const char *text, options *opt)
     int rc = cmp_sizes_parse(text, &opt->sizes, error, sizeof error);
     if (rc == -2)
         return out_of_memory();
-    return rc == 0 ? -1 : usage("--sizes: %s", error);
+    /* An entry's own message says what it is not; an empty one, what is. */
+    return rc == 0 ? -1
+                   : usage("--sizes: %s%s", error,
+                           error[0] == '\'' ? ""
+                                            : " (accepted: N, NXxNY or A:B, as "
+                                              "1024:16384,2048x512)");
 }
 
 /* --halo=1,2,4: depths, each once. */
@@ -189,7 +216,11 @@ static int parse_halos(const char *text, options *opt)
     int rc = cmp_halos_parse(text, opt->halos, &opt->nhalos, error, sizeof error);
     if (rc == -2)
         return out_of_memory();
-    return rc == 0 ? -1 : usage("--halo: %s", error);
+    if (rc == 0)
+        return -1;
+    if (error[0] == '\'')
+        return usage("--halo: %s", error);
+    return usage("--halo: %s (accepted: depths from 1 to %d, as 1,2,4)", error, MGPU_HALO_MAX);
 }
 
 static void options_free(options *opt)

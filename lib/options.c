@@ -144,6 +144,7 @@ enum {
     PARSE_EXIT_OK = 0,
     PARSE_EXIT_FAILURE = 1,
     PARSE_EXIT_USAGE = 2,
+    PARSE_LIST_EXCHANGES = -2, /* go on, then list the exchange modes */
 };
 
 typedef enum value_problem {
@@ -749,12 +750,10 @@ static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
         printf("%s (mgpu) %s\n", program->name, MGPU_VERSION);
         return PARSE_EXIT_OK;
     case OPT_LIST_EXCHANGES:
-        /* For programs that run this one (mgpu-compare): no auto, which
-         * resolves to one of these. */
-        for (int mode = 0; exchange_names[mode] != NULL; mode++)
-            if (mode != MGPU_EXCHANGE_AUTO && (program->exchanges & MGPU_EXCHANGE_BIT(mode)))
-                printf("%s\n", exchange_names[mode]);
-        return PARSE_EXIT_OK;
+        /* Listed once the rest of the command line is known good
+         * (parse_arguments), so that a bad option after it is still an
+         * error. */
+        return PARSE_LIST_EXCHANGES;
     default:
         return apply_extra(program, &program->extra[id - OPT_EXTRA], text);
     }
@@ -804,7 +803,7 @@ static const char *next_choice(const mgpu_program *program, int id, int argc, ch
 static int parse_arguments(mgpu_options *opt, const mgpu_program *program,
                            const struct option *longopts, int argc, char **argv)
 {
-    int id;
+    int id, list_exchanges = 0;
 
     /* getopt keeps its position in globals.  0 (rather than 1) makes glibc
      * and musl start over completely, so that a program or a test may
@@ -823,12 +822,24 @@ static int parse_arguments(mgpu_options *opt, const mgpu_program *program,
             code = apply_option(opt, program, id, next_choice(program, id, argc, argv));
         else
             code = apply_option(opt, program, id, optarg);
+        if (code == PARSE_LIST_EXCHANGES) {
+            list_exchanges = 1;
+            code = PARSE_GO_ON;
+        }
         if (code != PARSE_GO_ON)
             return code;
     }
     if (optind < argc) {
         mgpu_error(program, "unexpected argument '%s' (options only, see --help)", argv[optind]);
         return PARSE_EXIT_USAGE;
+    }
+    if (list_exchanges) {
+        /* For programs that run this one (mgpu-compare): no auto, which
+         * resolves to one of these. */
+        for (int mode = 0; exchange_names[mode] != NULL; mode++)
+            if (mode != MGPU_EXCHANGE_AUTO && (program->exchanges & MGPU_EXCHANGE_BIT(mode)))
+                printf("%s\n", exchange_names[mode]);
+        return PARSE_EXIT_OK;
     }
     return PARSE_GO_ON;
 }

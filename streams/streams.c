@@ -88,14 +88,15 @@ static const mgpu_program program = {
  * backend is known only here, after mgpu_main has chosen it. */
 static mgpu_status check_request(const streams_options *o, const mgpu_options *opt)
 {
-    if (opt->halo > 1 && (o->graph || o->pipeline || o->monitor ||
-                          o->overlap == STREAMS_OVERLAP_ON))
+    if (opt->halo > 1 && (o->graph || o->pipeline || o->monitor))
         return mgpu_error_set(MGPU_ERR_USAGE, "--halo: %s exchanges one row a step (accepted "
-                                              "with --halo above 1: --overlap=off or auto)",
-                              o->graph      ? "--graph"
-                              : o->pipeline ? "--pipeline"
-                              : o->monitor  ? "--monitor"
-                                            : "--overlap=on");
+                                              "with %s: --halo=1)",
+                              o->graph ? "--graph" : o->pipeline ? "--pipeline" : "--monitor",
+                              o->graph ? "--graph" : o->pipeline ? "--pipeline" : "--monitor");
+    if (opt->halo > 1 && o->overlap == STREAMS_OVERLAP_ON)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--halo: --overlap=on exchanges one row a step "
+                                              "(accepted with --halo above 1: --overlap=off or "
+                                              "auto)");
     if (o->graph + o->pipeline + o->monitor > 1)
         return mgpu_error_set(MGPU_ERR_USAGE, "--graph, --pipeline, --monitor: these are "
                                               "modes (accepted: one of them at most)");
