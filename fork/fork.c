@@ -199,7 +199,8 @@ static mgpu_status choose_exchange(const mgpu_options *opt, int n, mgpu_exchange
 /* ipc: publish this worker's buffers and events as handles in shared
  * memory, wait until every worker has, and open the neighbours' (once each:
  * with two parts and periodic rows the neighbour above is also below).
- * Buffer b is the one that holds the field before step b. */
+ * The buffers are published by index; a neighbour's block is read from the
+ * one mgpu_stencil_buffer_index names for the step. */
 static mgpu_status ipc_connect(worker *w)
 {
     control *c = w->sh->control;

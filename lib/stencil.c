@@ -34,11 +34,14 @@
  * the passes before t (buffer_of), which is t % 2 when every pass is one
  * step.  One more order then matters in modes peer-async and direct, whose
  * sender writes into the receiver's halo: the receiver's passes inside the
- * last cycle also wrote halo rows of that buffer, so the sender first waits
- * for the receiver's event COMPUTED, recorded after each of its passes.  The
- * passes that write those rows were issued before the barrier of the step
- * before the exchange, hence before the send, so the wait sees them; the
- * last pass of a cycle, which may be issued after, writes no halo row. */
+ * last cycle also wrote and read halo rows of that buffer, so the sender
+ * first waits for the receiver's event COMPUTED, recorded after each of its
+ * passes.  The passes that touch those rows were issued before the barrier
+ * of the step before the exchange, hence before the send, so the wait sees
+ * them; the last pass of a cycle, which may be issued after, touches no
+ * halo row.  That barrier is essential: a strategy that drops the barriers
+ * of the steps that exchange nothing must keep those of the step before an
+ * exchange and of the exchange itself. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

@@ -18,6 +18,9 @@
  *    A staged or mapped edge row, read by the neighbour's stream at its
  *    receive of step t, is written again at step t+2, after the neighbour
  *    has synchronised its stream in its send of step t+1.
+ *  - with --halo=K the same holds per exchange, every K steps, and the
+ *    barrier of every step stays: the one before an exchange is what makes
+ *    a sender's wait for its receiver's passes see them (lib/stencil.c).
  *
  * --mode=persistent (book 10.5): workers created once wait for the main
  * thread's commands, two barriers a step: at "start" it releases them, at

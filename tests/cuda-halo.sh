@@ -76,6 +76,20 @@ on_devices() {
         check_run "$p: N vs 1 device, K=4 T=4, $devices devices, 4099 x 2051" \
             $prefix "$prog" $common --verify=device --devices=$devices --halo=4 --time-block=4 \
             --nx=4099 --ny=2051 --steps=21
+        # Several passes a cycle (T < K), where one device writes into the
+        # other's halos (or pulls from its buffers): kernels long enough for
+        # the devices' streams to overlap, and repeats after a warm-up, so
+        # that a missing wait shows.
+        [ "$devices" -gt 1 ] || continue
+        for exchange in $modes; do
+            case $exchange in peer-async | direct | ipc) ;; *) continue ;; esac
+            for kt in 4:2 3:2; do
+                check_run "$p: N vs 1 device, K=${kt%:*} T=${kt#*:}, $exchange, $devices devices, 4096 x 4096, repeats" \
+                    $prefix "$prog" --backend=cuda --repeat=3 --warmup=1 --verify=device \
+                    --exchange=$exchange --devices=$devices --halo=${kt%:*} \
+                    --time-block=${kt#*:} --nx=4096 --ny=4096 --steps=13
+            done
+        done
     done
 }
 for_each_device_count on_devices
