@@ -941,7 +941,7 @@ mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle, mgpu_
 typedef int (*mgpu_worker_fn)(void *ctx, int index);
 mgpu_status mgpu_workers_run(int n, mgpu_worker_fn worker, void *ctx, int *interrupted);
 
-/* ------------------------------------ measuring copies (lib/measure.c) */
+/* ------------------------- measuring copies (lib/measure.c, lib/peer.c) */
 
 /* What mgpu-p2p needs to time copies honestly: a pattern that proves every
  * byte of a copy arrived, a spin that holds a stream while the host queues
