@@ -1,4 +1,5 @@
-/* memory.c - device buffers, pinned and mapped host buffers, plain copies. */
+/* memory.c - device buffers, pinned and mapped host buffers, plain copies,
+ * and the byte count of a buffer checked for overflow. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -254,5 +255,14 @@ mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte,
     (void) device;
     for (size_t r = 0; r < rows; r++)
         memset((char *) ptr + r * pitch_bytes, byte, width_bytes);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_mul_size(size_t count, size_t size, size_t *bytes)
+{
+    if (size != 0 && count > SIZE_MAX / size)
+        return mgpu_fail(MGPU_ERR_USAGE, "%zu items of %zu bytes overflow the address space",
+                         count, size);
+    *bytes = count * size;
     return MGPU_OK;
 }
