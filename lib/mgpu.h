@@ -823,7 +823,7 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
 
 /* Sum of the copy bandwidths of devices 0..NDEVICES-1 (host backend: one
  * copy on all cores, since host "devices" share one memory) for a grid of
- * FIELD_BYTES per buffer, on buffers that leave the caches (driver.c says
+ * FIELD_BYTES per buffer, on buffers that leave the caches (ceiling.c says
  * how large); 0 (not measured) when the grid fits in the cache, or memory
  * cannot hold buffers large enough on some device. */
 mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps);
