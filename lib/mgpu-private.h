@@ -99,7 +99,7 @@ int mgpu_devices_available(void);
 mgpu_status mgpu_check_device(int device);
 
 /* Physical memory of this machine in bytes (0 when unknown): the capacity
- * of a host-backend device. */
+ * of a host-backend device (host-memory.c). */
 size_t mgpu_host_memory_bytes(void);
 /* The host's last-level cache in bytes, as the kernel (sysfs) or the C
  * library tells it; 0 when unknown. */
