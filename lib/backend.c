@@ -106,12 +106,6 @@ int mgpu_devices_available(void)
     return active == MGPU_BACKEND_CUDA ? cuda_device_count : host_device_count;
 }
 
-mgpu_status mgpu_device_count(int *count)
-{
-    *count = mgpu_devices_available();
-    return MGPU_OK;
-}
-
 mgpu_status mgpu_check_device(int device)
 {
     int count = mgpu_devices_available();

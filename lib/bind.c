@@ -21,6 +21,9 @@
  * was asked: the record says where the workers really ran (doc/record.md,
  * field binding).  A binding that cannot be done never fails a run; the
  * record says why instead.
+ *
+ * Host-backend kernels share the cores the same way: each worker's OpenMP
+ * team takes its share of them (mgpu_host_share_cores), not all of them.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -32,6 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "mgpu-private.h"
 
@@ -260,6 +266,16 @@ void mgpu_bind_release(void)
     pthread_once(&start_once, take_start_cpus);
     if (start_known && !openmp_binding())
         sched_setaffinity(0, sizeof start_cpus, &start_cpus);
+}
+
+void mgpu_host_share_cores(int workers)
+{
+#ifdef _OPENMP
+    int share = omp_get_num_procs() / (workers > 0 ? workers : 1);
+    omp_set_num_threads(share > 1 ? share : 1);
+#else
+    (void) workers;
+#endif
 }
 
 /* ------------------------------------------------------------ the record */

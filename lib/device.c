@@ -19,6 +19,12 @@ static _Thread_local int host_current;
 static _Thread_local int host_stack[16];
 static _Thread_local int host_depth;
 
+mgpu_status mgpu_device_count(int *count)
+{
+    *count = mgpu_devices_available();
+    return MGPU_OK;
+}
+
 mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info)
 {
     MGPU_TRY(mgpu_check_device(device));

@@ -6,9 +6,6 @@
 
 #include <math.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "mgpu-private.h"
 #include "stencil-row.h"
@@ -23,16 +20,6 @@ void mgpu_stencil_rows_host(mgpu_kernel kernel, const float *in, float *out, lon
         const float *row = in + (size_t) j * pitch;
         mgpu_row_host(kernel, row - pitch, row, row + pitch, out + (size_t) j * pitch, nx);
     }
-}
-
-void mgpu_host_share_cores(int workers)
-{
-#ifdef _OPENMP
-    int share = omp_get_num_procs() / (workers > 0 ? workers : 1);
-    omp_set_num_threads(share > 1 ? share : 1);
-#else
-    (void) workers;
-#endif
 }
 
 mgpu_status mgpu_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,

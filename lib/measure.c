@@ -1,7 +1,6 @@
 /* measure.c - what copy measurements need: the verification pattern that
- * proves every byte of a copy arrived, the spin that holds a stream while
- * timed work is queued behind it, the staged path queued on streams, and
- * what the driver says about the link between two devices.
+ * proves every byte of a copy arrived, and the spin that holds a stream
+ * while timed work is queued behind it.
  * Device memory is filled and checked by kernels (measure-cuda.cu), so that
  * verifying a large copy costs a fraction of a millisecond, not a transfer
  * of the whole buffer back to the host. */
@@ -119,40 +118,4 @@ mgpu_status mgpu_stream_spin(mgpu_stream *stream, double microseconds)
     (void) stream;
     (void) microseconds;
     return MGPU_OK;
-}
-
-mgpu_status mgpu_peer_link_get(int device, int peer, mgpu_peer_link *link)
-{
-    *link = (mgpu_peer_link){-1, -1, -1};
-    MGPU_TRY(mgpu_check_device(device));
-    MGPU_TRY(mgpu_check_device(peer));
-#ifdef MGPU_HAVE_CUDA
-    if (mgpu_on_cuda() && device != peer) {
-        MGPU_CUDA(
-            cudaDeviceGetP2PAttribute(&link->access, cudaDevP2PAttrAccessSupported, device, peer),
-            device);
-        MGPU_CUDA(cudaDeviceGetP2PAttribute(&link->performance_rank, cudaDevP2PAttrPerformanceRank,
-                                            device, peer),
-                  device);
-        MGPU_CUDA(cudaDeviceGetP2PAttribute(&link->native_atomics,
-                                            cudaDevP2PAttrNativeAtomicSupported, device, peer),
-                  device);
-    }
-#endif
-    return MGPU_OK;
-}
-
-mgpu_status mgpu_copy_staged_async(void *dst, int dst_device, const void *src, int src_device,
-                                   size_t bytes, void *staging, mgpu_stream *from, mgpu_stream *to,
-                                   mgpu_event *event)
-{
-    (void) dst_device;
-    (void) src_device;
-    /* A copy may go on a stream of a device that is not current; only
-     * kernel launches may not.  The destination's stream waits for the
-     * event, never the host. */
-    MGPU_TRY(mgpu_memcpy_async(staging, src, bytes, from));
-    MGPU_TRY(mgpu_event_record(event, from));
-    MGPU_TRY(mgpu_stream_wait_event(to, event));
-    return mgpu_memcpy_async(dst, staging, bytes, to);
 }

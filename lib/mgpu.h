@@ -823,7 +823,7 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
 
 /* Sum of the copy bandwidths of devices 0..NDEVICES-1 (host backend: one
  * copy on all cores, since host "devices" share one memory) for a grid of
- * FIELD_BYTES per buffer, on buffers that leave the caches (driver.c says
+ * FIELD_BYTES per buffer, on buffers that leave the caches (ceiling.c says
  * how large); 0 (not measured) when the grid fits in the cache, or memory
  * cannot hold buffers large enough on some device. */
 mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps);
@@ -941,7 +941,7 @@ mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle, mgpu_
 typedef int (*mgpu_worker_fn)(void *ctx, int index);
 mgpu_status mgpu_workers_run(int n, mgpu_worker_fn worker, void *ctx, int *interrupted);
 
-/* ------------------------------------ measuring copies (lib/measure.c) */
+/* ------------------------- measuring copies (lib/measure.c, lib/peer.c) */
 
 /* What mgpu-p2p needs to time copies honestly: a pattern that proves every
  * byte of a copy arrived, a spin that holds a stream while the host queues

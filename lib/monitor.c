@@ -1,6 +1,5 @@
 /* monitor.c - the host's side of kernels that run for long (book 11.2): launching
- * the persistent stencil worker and its monitor, and asking a stream whether it is
- * done without waiting for it. */
+ * the persistent stencil worker and its monitor. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -8,24 +7,6 @@
 #include <limits.h>
 
 #include "monitor-cuda.h"
-
-mgpu_status mgpu_stream_query(mgpu_stream *stream, int *done)
-{
-    *done = 1;
-#ifdef MGPU_HAVE_CUDA
-    if (mgpu_on_cuda()) {
-        cudaError_t err = cudaStreamQuery(mgpu_stream_cuda(stream));
-        if (err == cudaErrorNotReady) {
-            cudaGetLastError(); /* not a failure: leave no trace of it */
-            *done = 0;
-            return MGPU_OK;
-        }
-        MGPU_CUDA(err, stream ? mgpu_stream_device(stream) : -1);
-    }
-#endif
-    (void) stream;
-    return MGPU_OK;
-}
 
 /* Both kernels exist only on GPUs: the host backend runs a kernel to its end
  * before the next call, so there is nothing running to watch. */

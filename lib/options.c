@@ -1,5 +1,4 @@
-/* options.c - the command line every mgpu program shares, and the names of
- * the library's enums.
+/* options.c - the command line every mgpu program shares.
  *
  * Every stencil program accepts the same options, so they are parsed here,
  * once.  The rules a user meets are the contract of doc/design.md section 7:
@@ -27,41 +26,16 @@
 
 /* ------------------------------------------------------------ the names */
 
-/* Indexed by the enum values; the NULL ends each list. */
-static const char *const backend_names[] = {"auto", "cuda", "host", NULL};
-static const char *const kernel_names[] = {"pattern2d", "jacobi", NULL};
-static const char *const exchange_names[] = {
-    "auto", "peer", "peer-async", "staged", "direct", "mapped", "ipc", "mpi", NULL,
-};
+/* Indexed by the enum values; the NULL ends each list.  These enums are the
+ * command line's own; the library's (backend, kernel, exchange mode) are
+ * named in names.c. */
 static const char *const verify_names[] = {"auto", "cpu", "device", "none", NULL};
 static const char *const format_names[] = {"table", "csv", "json", NULL};
 static const char *const bind_names[] = {"auto", "none", NULL};
 static const char *const progress_names[] = {"auto", "always", "never", NULL};
 
-/* A mode added to mgpu_exchange must get its name here too. */
-_Static_assert(sizeof exchange_names / sizeof exchange_names[0] == MGPU_EXCHANGE_COUNT + 1,
-               "one name per exchange mode");
-
 /* Select every name of a list (see join_names). */
 #define ALL_NAMES (~0u)
-
-static const char *name_at(const char *const *names, int index)
-{
-    for (int i = 0; names[i] != NULL; i++) {
-        if (i == index)
-            return names[i];
-    }
-    return "unknown";
-}
-
-const char *mgpu_backend_name(mgpu_backend backend) { return name_at(backend_names, backend); }
-
-const char *mgpu_kernel_name(mgpu_kernel kernel) { return name_at(kernel_names, kernel); }
-
-const char *mgpu_exchange_name(mgpu_exchange exchange)
-{
-    return name_at(exchange_names, exchange);
-}
 
 /* Index of TEXT in NAMES, or -1. */
 static int find_name(const char *const *names, const char *text)
@@ -366,10 +340,10 @@ static int set_name(const mgpu_program *program, const char *option, const char 
 static int set_exchange(const mgpu_program *program, const char *text, mgpu_exchange *exchange)
 {
     unsigned supported = program->exchanges | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_AUTO);
-    int mode = text ? find_name(exchange_names, text) : -1;
+    int mode = text ? find_name(mgpu_exchange_names, text) : -1;
     char names[256];
 
-    join_names(names, sizeof names, exchange_names, supported, ", ");
+    join_names(names, sizeof names, mgpu_exchange_names, supported, ", ");
     if (mode < 0)
         return bad_value(program, "exchange", text, VALUE_UNKNOWN, names);
     if (!(supported & MGPU_EXCHANGE_BIT(mode))) {
@@ -559,12 +533,12 @@ static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
         join_names(names, sizeof names, extra->choices, ALL_NAMES, "|");
         snprintf(option, sizeof option, "--%s[=%s]", extra->name, names);
         help_line(out, option, "%s (default %s; --%s alone: %s)", extra->help ? extra->help : "",
-                  name_at(extra->choices, (int)*extra->value), extra->name, extra->bare);
+                  mgpu_name_at(extra->choices, (int)*extra->value), extra->name, extra->bare);
     } else if (extra->choices != NULL) {
         join_names(names, sizeof names, extra->choices, ALL_NAMES, "|");
         snprintf(option, sizeof option, "--%s=%s", extra->name, names);
         help_line(out, option, "%s (default %s)", extra->help ? extra->help : "",
-                  name_at(extra->choices, (int)*extra->value));
+                  mgpu_name_at(extra->choices, (int)*extra->value));
     } else {
         snprintf(option, sizeof option, "--%s=%s", extra->name,
                  extra->kind == MGPU_EXTRA_SIZE ? "SIZE" : "N");
@@ -594,7 +568,7 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "--devices=N", "1 to %d, at most ny-2 (default: all; host backend: 2)",
               MGPU_MAX_DEVICES);
     help_line(out, "--backend=NAME", "auto|cuda|host (default auto: cuda if a GPU is usable)");
-    join_names(names, sizeof names, exchange_names, exchanges, "|");
+    join_names(names, sizeof names, mgpu_exchange_names, exchanges, "|");
     help_line(out, "--exchange=MODE", "%s (default auto)", names);
     help_line(out, "--verify=HOW", "auto|cpu|device|none (default auto)");
     help_line(out, "--bind=HOW", "auto|none (default auto: each worker on the CPUs nearest "
@@ -719,9 +693,9 @@ static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
     case OPT_TIME_BLOCK:
         return set_time_block(program, text, &opt->time_block);
     case OPT_BACKEND:
-        SET_ENUM("backend", backend_names, opt->backend, mgpu_backend);
+        SET_ENUM("backend", mgpu_backend_names, opt->backend, mgpu_backend);
     case OPT_KERNEL:
-        SET_ENUM("kernel", kernel_names, opt->kernel, mgpu_kernel);
+        SET_ENUM("kernel", mgpu_kernel_names, opt->kernel, mgpu_kernel);
     case OPT_VERIFY:
         SET_ENUM("verify", verify_names, opt->verify, mgpu_verify);
     case OPT_FORMAT:
@@ -836,9 +810,9 @@ static int parse_arguments(mgpu_options *opt, const mgpu_program *program,
     if (list_exchanges) {
         /* For programs that run this one (mgpu-compare): no auto, which
          * resolves to one of these. */
-        for (int mode = 0; exchange_names[mode] != NULL; mode++)
+        for (int mode = 0; mgpu_exchange_names[mode] != NULL; mode++)
             if (mode != MGPU_EXCHANGE_AUTO && (program->exchanges & MGPU_EXCHANGE_BIT(mode)))
-                printf("%s\n", exchange_names[mode]);
+                printf("%s\n", mgpu_exchange_names[mode]);
         return PARSE_EXIT_OK;
     }
     return PARSE_GO_ON;

@@ -1,5 +1,6 @@
-/* peer.c - copies between devices: peer access (book 3.4.2), cudaMemcpyPeer
- * and cudaMemcpyPeerAsync (11.3), and the staged path through pinned host
+/* peer.c - copies between devices: peer access (book 3.4.2) and what the
+ * driver says about the link between two devices, cudaMemcpyPeer and
+ * cudaMemcpyPeerAsync (11.3), and the staged path through pinned host
  * memory that runs when two devices cannot reach each other. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -62,6 +63,27 @@ mgpu_status mgpu_peer_can_access(int device, int peer, int *can)
     }
 #endif
     *can = !host_no_peer[device][peer];
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_peer_link_get(int device, int peer, mgpu_peer_link *link)
+{
+    *link = (mgpu_peer_link){-1, -1, -1};
+    MGPU_TRY(mgpu_check_device(device));
+    MGPU_TRY(mgpu_check_device(peer));
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda() && device != peer) {
+        MGPU_CUDA(
+            cudaDeviceGetP2PAttribute(&link->access, cudaDevP2PAttrAccessSupported, device, peer),
+            device);
+        MGPU_CUDA(cudaDeviceGetP2PAttribute(&link->performance_rank, cudaDevP2PAttrPerformanceRank,
+                                            device, peer),
+                  device);
+        MGPU_CUDA(cudaDeviceGetP2PAttribute(&link->native_atomics,
+                                            cudaDevP2PAttrNativeAtomicSupported, device, peer),
+                  device);
+    }
+#endif
     return MGPU_OK;
 }
 
@@ -138,6 +160,21 @@ mgpu_status mgpu_copy_staged(void *dst, int dst_device, const void *src, int src
     /* Unified addressing tells each copy its direction from the pointers. */
     MGPU_TRY(mgpu_memcpy(staging, src, bytes));
     return mgpu_memcpy(dst, staging, bytes);
+}
+
+mgpu_status mgpu_copy_staged_async(void *dst, int dst_device, const void *src, int src_device,
+                                   size_t bytes, void *staging, mgpu_stream *from, mgpu_stream *to,
+                                   mgpu_event *event)
+{
+    (void) dst_device;
+    (void) src_device;
+    /* A copy may go on a stream of a device that is not current; only
+     * kernel launches may not.  The destination's stream waits for the
+     * event, never the host. */
+    MGPU_TRY(mgpu_memcpy_async(staging, src, bytes, from));
+    MGPU_TRY(mgpu_event_record(event, from));
+    MGPU_TRY(mgpu_stream_wait_event(to, event));
+    return mgpu_memcpy_async(dst, staging, bytes, to);
 }
 
 mgpu_status mgpu_copy_device_to_device(void *dst, int dst_device, const void *src,

@@ -77,12 +77,3 @@ mgpu_status mgpu_cuda_fail(cudaError_t err, const char *call, int device, const 
                      cudaGetErrorString(err), cudaGetErrorName(err), file, line);
 }
 #endif
-
-mgpu_status mgpu_mul_size(size_t count, size_t size, size_t *bytes)
-{
-    if (size != 0 && count > SIZE_MAX / size)
-        return mgpu_fail(MGPU_ERR_USAGE, "%zu items of %zu bytes overflow the address space",
-                         count, size);
-    *bytes = count * size;
-    return MGPU_OK;
-}

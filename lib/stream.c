@@ -116,6 +116,24 @@ mgpu_status mgpu_stream_synchronize(mgpu_stream *stream)
     return MGPU_OK;
 }
 
+mgpu_status mgpu_stream_query(mgpu_stream *stream, int *done)
+{
+    *done = 1;
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        cudaError_t err = cudaStreamQuery(mgpu_stream_cuda(stream));
+        if (err == cudaErrorNotReady) {
+            cudaGetLastError(); /* not a failure: leave no trace of it */
+            *done = 0;
+            return MGPU_OK;
+        }
+        MGPU_CUDA(err, stream ? mgpu_stream_device(stream) : -1);
+    }
+#endif
+    (void) stream;
+    return MGPU_OK;
+}
+
 mgpu_status mgpu_event_create(int device, unsigned flags, mgpu_event **event)
 {
     *event = NULL;

@@ -1,5 +1,5 @@
 /* test-ceiling.c - how large the copy that measures the copy ceiling is
- * (driver.c): past the last cache, four times it for both buffers; none at
+ * (ceiling.c): past the last cache, four times it for both buffers; none at
  * all for a grid that fits in the cache or a memory too full (a 1 MiB copy
  * once measured the cache, and the roofline was 83). */
 #ifdef HAVE_CONFIG_H
