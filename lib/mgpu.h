@@ -736,9 +736,9 @@ void mgpu_record_set_binding(mgpu_record *record, const mgpu_binding *binding);
  * max_error and tolerance.  MGPU_ERR_VERIFY when it differs. */
 mgpu_status mgpu_verify_field(const float *field, const mgpu_options *opt, mgpu_record *record);
 
-/* ------------------------------------------------------ strategy driver */
+/* ------------------------------------------------------ program harness */
 
-/* What the driver asks of a strategy: run opt->steps steps of the grid on
+/* What the harness asks of a strategy: run opt->steps steps of the grid on
  * NDEVICES devices, WARMUP times untimed and then REPEATS times, each time
  * from the initial field, and put the seconds of each timed run (from the
  * first step to the end of the last, devices synchronised) in SECONDS.  With
@@ -771,7 +771,7 @@ typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
 
 /* A long run shows how far it got on one line of stderr, redrawn in place
  * (a carriage return) a few times a second: the run and the step, steps a
- * second, the time left.  The driver opens a phase of runs (the timed runs,
+ * second, the time left.  The harness opens a phase of runs (the timed runs,
  * the exchanges alone, one device), the strategy says when each run begins
  * and how many steps it has issued, from the thread or process that drives
  * part 0.  The steps told are those issued: on a GPU the host may be ahead

@@ -1,4 +1,4 @@
-/* driver.c - the program around a strategy: options, backend, the timed
+/* harness.c - the program around a strategy: options, backend, the timed
  * runs, the baseline, the copy ceiling, verification and the record.  A
  * strategy's own file keeps only what makes it that strategy. */
 #ifdef HAVE_CONFIG_H
