@@ -433,10 +433,26 @@ size_t mgpu_stencil_part_bytes(const mgpu_stencil *st, int p)
 }
 
 /* Whether a part other than PT itself fills one of PT's halos. */
+/* Modes whose receivers' streams wait for their senders' events (the others
+ * are ordered by the copy itself or by the host). */
+static bool orders_by_event(const mgpu_stencil *st)
+{
+    return st->mode == MGPU_EXCHANGE_PEER_ASYNC || st->mode == MGPU_EXCHANGE_DIRECT;
+}
+
+/* Whether PT waits for the events of its neighbour on SIDE (0 above, 1
+ * below): one that exists, is another part (a part's own stream is ordered
+ * already), and is not the one above again (two parts of a periodic grid are
+ * each other's neighbours on both sides: an event is waited for once). */
+static bool waits_for_side(const part *pt, int side)
+{
+    int n = side == 0 ? pt->above : pt->below;
+    return n >= 0 && n != pt->slab.part && !(side == 1 && pt->below == pt->above);
+}
+
 static bool has_other_neighbour(const part *pt)
 {
-    return (pt->above >= 0 && pt->above != pt->slab.part) ||
-           (pt->below >= 0 && pt->below != pt->slab.part);
+    return waits_for_side(pt, 0) || waits_for_side(pt, 1);
 }
 
 /* Whether local row LOCAL of part PT is a halo row filled by an exchange
@@ -560,11 +576,11 @@ static mgpu_status push_rows(mgpu_stencil *st, part *pt, long long step, mgpu_ro
  * stream: after the receivers' passes that wrote those rows (see the top). */
 static mgpu_status wait_for_receivers(mgpu_stencil *st, part *pt)
 {
-    if (st->halo == 1 || (st->mode != MGPU_EXCHANGE_PEER_ASYNC && st->mode != MGPU_EXCHANGE_DIRECT))
+    if (st->halo == 1 || !orders_by_event(st))
         return MGPU_OK;
     int to[2] = {pt->above, pt->below};
     for (int k = 0; k < 2; k++)
-        if (to[k] >= 0 && to[k] != pt->slab.part && !(k == 1 && to[1] == to[0]))
+        if (waits_for_side(pt, k))
             MGPU_TRY(mgpu_stream_wait_event(pt->stream, st->parts[to[k]].computed));
     return MGPU_OK;
 }
@@ -650,12 +666,7 @@ static mgpu_status recv_part(mgpu_stencil *st, int p, long long step)
     for (int e = 0; e < 2; e++) {
         if (from[e] < 0)
             continue;
-        /* An event is waited for once (two parts of a periodic grid are each
-         * other's neighbours above and below), and never on its own stream,
-         * which is ordered already (one part of a periodic grid). */
-        bool ordered = from[e] == p || (e == 1 && from[1] == from[0]);
-        bool by_event = st->mode == MGPU_EXCHANGE_PEER_ASYNC || st->mode == MGPU_EXCHANGE_DIRECT;
-        if (by_event && ordered)
+        if (orders_by_event(st) && !waits_for_side(pt, e))
             continue;
         part *src = &st->parts[from[e]];
         /* The top halo is the sender's last rows (edge block 1), the bottom
@@ -753,7 +764,7 @@ static mgpu_status compute_pass(mgpu_stencil *st, part *pt, long long step, long
                                                    fixed, pt->stream);
     mgpu_trace_end();
     MGPU_TRY(status);
-    if (st->halo > 1 && (st->mode == MGPU_EXCHANGE_PEER_ASYNC || st->mode == MGPU_EXCHANGE_DIRECT))
+    if (st->halo > 1 && orders_by_event(st))
         MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
     return MGPU_OK;
 }
