@@ -88,11 +88,11 @@ static const mgpu_program program = {
  * backend is known only here, after mgpu_main has chosen it. */
 static mgpu_status check_request(const streams_options *o, const mgpu_options *opt)
 {
+    const char *mode = o->graph ? "--graph" : o->pipeline ? "--pipeline" : "--monitor";
     if (opt->halo > 1 && (o->graph || o->pipeline || o->monitor))
         return mgpu_error_set(MGPU_ERR_USAGE, "--halo: %s exchanges one row a step (accepted "
                                               "with %s: --halo=1)",
-                              o->graph ? "--graph" : o->pipeline ? "--pipeline" : "--monitor",
-                              o->graph ? "--graph" : o->pipeline ? "--pipeline" : "--monitor");
+                              mode, mode);
     if (opt->halo > 1 && o->overlap == STREAMS_OVERLAP_ON)
         return mgpu_error_set(MGPU_ERR_USAGE, "--halo: --overlap=on exchanges one row a step "
                                               "(accepted with --halo above 1: --overlap=off or "
