@@ -28,6 +28,7 @@ if [ $? -ne 0 ]; then
 fi
 gpus=$(printf '%s\n' "$probe" | json_field backend_reason | sed 's/ .*//')
 aware=$(printf '%s\n' "$probe" | json_field cuda_aware)
+gpu_lock
 echo "# $gpus GPU(s), CUDA-aware MPI: $aware"
 exchanges=staged
 [ "$aware" = yes ] && exchanges="staged mpi"

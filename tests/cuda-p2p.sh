@@ -20,6 +20,7 @@ if [ $? -ne 0 ]; then
 fi
 gpus=$(printf '%s\n' "$probe" | json_field backend_reason | sed 's/ .*//')
 echo "# $gpus GPU(s)"
+gpu_lock
 
 # py DESCRIPTION FILE CODE: CODE raises nothing; DATA is FILE's JSON.
 py() {

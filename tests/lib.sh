@@ -163,6 +163,18 @@ require_gpus() {
     gpus=$(printf '%s\n' "$probe" | json_field backend_reason | sed 's/ .*//')
     [ "$gpus" -gt 4 ] 2>/dev/null && gpus=4
     echo "# $gpus GPU(s)"
+    gpu_lock
+}
+
+# gpu_lock: wait until no other GPU script of this build runs.  They share
+# the GPUs and the cores next to them; eight at once (make -j) slowed each
+# one, and the host tests beside them, past the time limits the failure
+# tests assert.  The lock is released when the script exits (util-linux
+# flock; without it the scripts run at once, as before).
+gpu_lock() {
+    command -v flock >/dev/null 2>&1 || return 0
+    exec 9>"$top_builddir/tests/gpu.lock"
+    flock 9
 }
 
 # mpi_launcher host|cuda: set $launch to mpirun with what every test job
