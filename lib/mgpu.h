@@ -1060,15 +1060,20 @@ void mgpu_graph_destroy(mgpu_graph *graph);
  * for 32 steps of two H200s), so one launch carries many steps, and the host
  * calls that order it before and after (four a part) are paid once for all. */
 #define MGPU_GRAPH_STEPS 32
-/* The steps to capture for a run of STEPS: an even number (each replay then
- * starts at the buffer parity the capture did) after a plain step 0, whose
- * send fills the halos that the reset poisoned; 0 when no replay fits. */
-long long mgpu_stencil_graph_steps(long long steps);
+/* The steps issued plainly before the first replay: the first cycle of
+ * the exchanges (step 0 with one-row halos, steps 0 to K-1 with --halo=K),
+ * whose send fills the halos that the reset poisoned. */
+long long mgpu_stencil_graph_first(const mgpu_stencil *stencil);
+/* The steps a replay runs in a run of STEPS: whole pairs of cycles (each
+ * replay then starts at the exchange parity and buffer the capture did),
+ * about MGPU_GRAPH_STEPS; 0 when no replay fits. */
+long long mgpu_stencil_graph_steps(const mgpu_stencil *stencil, long long steps);
 /* Whether STENCIL's steps can be captured: MGPU_ERR_USAGE, with a line that
  * names OPTION, on the host backend or with a synchronous exchange mode. */
 mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *stencil, const char *option);
-/* From freshly reset parts: issue step 0 of every part, then capture steps
- * 1 to K (mgpu_stencil_graph_steps) into *GRAPH, and wait for step 0 to be
+/* From freshly reset parts: issue the first steps of every part plainly
+ * (mgpu_stencil_graph_first), capture the K after them
+ * (mgpu_stencil_graph_steps) into *GRAPH, and wait for the first to be
  * done; the caller resets the parts before its runs. */
 mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *stencil, int nparts, long long k,
                                        int compute, mgpu_graph **graph);

@@ -41,10 +41,19 @@ static mgpu_status record_on(const mgpu_stencil *st, int part, mgpu_event *event
     return mgpu_event_record(event, mgpu_stencil_stream(st, part));
 }
 
-long long mgpu_stencil_graph_steps(long long steps)
+long long mgpu_stencil_graph_first(const mgpu_stencil *st) { return mgpu_stencil_halo(st); }
+
+/* What a replay leaves must be what the capture started from: the exchange
+ * parity (the sent events, by parity) and the buffer holding the field
+ * (one per pass, and a cycle may have an odd number of passes) both repeat
+ * after two cycles, and every cycle has the same passes. */
+long long mgpu_stencil_graph_steps(const mgpu_stencil *st, long long steps)
 {
-    long long k = steps - 1 < MGPU_GRAPH_STEPS ? (steps - 1) / 2 * 2 : MGPU_GRAPH_STEPS;
-    return k >= 2 ? k : 0;
+    long long two_cycles = 2LL * mgpu_stencil_halo(st);
+    long long most = (MGPU_GRAPH_STEPS + two_cycles - 1) / two_cycles * two_cycles;
+    long long fits = (steps - mgpu_stencil_graph_first(st)) / two_cycles * two_cycles;
+    long long k = fits < most ? fits : most;
+    return k >= two_cycles ? k : 0;
 }
 
 mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
@@ -55,10 +64,6 @@ mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
                                          "no graph to capture (use --backend=cuda on a machine "
                                          "with a GPU)",
                          option, mgpu_backend_name(mgpu_backend_active()));
-    if (mgpu_stencil_halo(st) > 1)
-        return mgpu_fail(MGPU_ERR_USAGE, "%s: a graph replays one pattern of steps, one "
-                                         "exchange each (accepted with %s: --halo=1)",
-                         option, option);
     mgpu_exchange mode = mgpu_stencil_exchange_mode(st);
     if (mode != MGPU_EXCHANGE_PEER_ASYNC && mode != MGPU_EXCHANGE_DIRECT)
         return mgpu_fail(MGPU_ERR_USAGE, "%s: --exchange=%s waits on the host and cannot be "
@@ -125,20 +130,22 @@ mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *st, int nparts, long long k
     MGPU_TRY(mgpu_device_get(&current));
     /* A fault asked for at a captured step fails here, with its own message,
      * not inside the capture; the replays check the steps they run. */
+    long long first = mgpu_stencil_graph_first(st);
     if (compute)
-        MGPU_TRY(mgpu_fault_check_steps(nparts, 1, k));
-    MGPU_TRY(issue_step(st, nparts, 0, compute));
+        MGPU_TRY(mgpu_fault_check_steps(nparts, first, k));
+    for (long long step = 0; step < first; step++)
+        MGPU_TRY(issue_step(st, nparts, step, compute));
     MGPU_TRY(mgpu_device_set(mgpu_stencil_device(st, ORIGIN)));
     MGPU_TRY(mgpu_graph_begin(mgpu_stencil_stream(st, ORIGIN)));
     mgpu_status status = record_on(st, ORIGIN, mgpu_stencil_fork_event(st));
     for (int p = 0; p < nparts && status == MGPU_OK; p++)
         status = capture_enter(st, p);
-    for (long long step = 1; step <= k && status == MGPU_OK; step++)
+    for (long long step = first; step < first + k && status == MGPU_OK; step++)
         status = issue_step(st, nparts, step, compute);
     for (int p = 0; p < nparts && status == MGPU_OK; p++)
         status = capture_leave(st, p);
     MGPU_TRY(capture_end(st, nparts, status, graph));
-    /* Step 0 ran; the steps captured did not.  Nothing may still run on the
+    /* The first steps ran; the steps captured did not.  Nothing may still run on the
      * buffers when the caller resets them. */
     for (int p = 0; p < nparts; p++)
         MGPU_TRY(mgpu_stencil_synchronize(st, p));

@@ -64,10 +64,11 @@ static bool arrive(mgpu_failure *failure, mgpu_status status, long long *barrier
     return !mgpu_failure_before(failure, (*barrier)++);
 }
 
-/* --graph: steps 1 to K of every part, captured once (mgpu_stencil_graph_steps). */
+/* --graph: K steps of every part, captured once after the FIRST issued
+ * plainly (mgpu_stencil_graph_first, _steps). */
 typedef struct graph_steps {
     mgpu_graph *graph;
-    long long k;
+    long long first, k;
 } graph_steps;
 
 /* What a part's thread carries through a parallel region. */
@@ -97,14 +98,17 @@ static bool one_step(part_thread *t, long long step)
     return go_on;
 }
 
-/* With a graph: step 0, then thread 0 replays it while the others wait at
- * a barrier.  The next step, or -1 when all leave. */
+/* With a graph: the first steps, then thread 0 replays it while the others
+ * wait at a barrier.  The next step, or -1 when all leave. */
 static long long replay(part_thread *t, const graph_steps *g)
 {
-    long long steps = t->run->opt->steps, step = 1;
+    long long steps = t->run->opt->steps, step = 0;
     if (!g->graph || steps == 0)
         return 0;
-    if (!one_step(t, 0) || !arrive(t->failure, t->status, &t->barrier, t->waited))
+    for (; step < g->first; step++)
+        if (!one_step(t, step))
+            return -1;
+    if (!arrive(t->failure, t->status, &t->barrier, t->waited))
         return -1;
     for (; step + g->k <= steps; step += g->k) {
         if (t->p != 0)
@@ -325,10 +329,10 @@ static mgpu_status openmp(void *ctx, mgpu_run *run)
     /* --graph: this thread captures every device's steps once, as
      * mgpu-single does (lib/stencil-graph.c says why not each thread its
      * own); thread 0 of each run replays them. */
-    graph_steps g = {NULL, 0};
+    graph_steps g = {NULL, 0, 0};
     if (status == MGPU_OK && use_graph && (status = mgpu_stencil_graph_check(st, "--graph")) ==
                                               MGPU_OK)
-        g.k = mgpu_stencil_graph_steps(opt->steps);
+        g.k = mgpu_stencil_graph_steps(st, opt->steps), g.first = mgpu_stencil_graph_first(st);
     for (int p = 0; p < run->ndevices && status == MGPU_OK && g.k > 0; p++)
         status = mgpu_stencil_reset(st, p);
     if (status == MGPU_OK && g.k > 0)

@@ -99,8 +99,8 @@ struct team {
     enum command command;            /* persistent: the order at "start", */
     long long step;                  /* its step, */
     long long commands;              /* and how many came before it */
-    mgpu_graph *graph;               /* --graph: steps 1..graph_steps */
-    long long graph_steps;
+    mgpu_graph *graph;               /* --graph: graph_steps steps after */
+    long long graph_first, graph_steps; /* the first, issued plainly */
     worker workers[MGPU_MAX_DEVICES];
 };
 
@@ -198,9 +198,9 @@ static bool one_step(worker *w, mgpu_status *status, long long step, bool timed)
     return go_on;
 }
 
-/* With a graph, after step 0 worker 0 replays it while the others wait at
- * a barrier: a replay orders itself after every part's work issued before
- * it, and every part's later work after it.  *STEP gets the next step. */
+/* With a graph, after the first steps worker 0 replays it while the others
+ * wait at a barrier: a replay orders itself after every part's work issued
+ * before it, and every part's later work after it.  *STEP gets the next step. */
 static bool replay(worker *w, mgpu_status *status, long long *step, bool timed)
 {
     team *t = w->team;
@@ -208,9 +208,12 @@ static bool replay(worker *w, mgpu_status *status, long long *step, bool timed)
     *step = 0;
     if (!t->graph || steps == 0)
         return true;
-    if (!one_step(w, status, 0, timed) || !arrive(w, *status, timed))
+    for (; *step < t->graph_first; ++*step)
+        if (!one_step(w, status, *step, timed))
+            return false;
+    if (!arrive(w, *status, timed))
         return false;
-    for (*step = 1; *step + k <= steps; *step += k) {
+    for (; *step + k <= steps; *step += k) {
         if (w->part != 0)
             continue;
         /* A replayed kernel checks nothing: its steps are checked here. */
@@ -514,7 +517,8 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
      * mgpu-single does (lib/stencil-graph.c says why not the workers);
      * worker 0 replays them. */
     if (use_graph && (status = mgpu_stencil_graph_check(t->st, "--graph")) == MGPU_OK)
-        t->graph_steps = mgpu_stencil_graph_steps(opt->steps);
+        t->graph_steps = mgpu_stencil_graph_steps(t->st, opt->steps),
+        t->graph_first = mgpu_stencil_graph_first(t->st);
     for (int p = 0; p < t->n && status == MGPU_OK && t->graph_steps > 0; p++)
         status = mgpu_stencil_reset(t->st, p);
     if (status == MGPU_OK && t->graph_steps > 0)

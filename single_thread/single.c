@@ -77,16 +77,17 @@ static mgpu_status one_step(mgpu_stencil *st, int n, long long step, int compute
     return status;
 }
 
-/* --graph: steps 1 to K of every device, captured after a plain step 0
- * (mgpu_stencil_graph_steps); K is 0 when the run is too short for one. */
+/* --graph: K steps of every device, captured after the FIRST issued plainly
+ * (mgpu_stencil_graph_first, _steps); K is 0 when the run is too short. */
 typedef struct graph_steps {
     mgpu_graph *graph;
-    long long k;
+    long long first, k;
 } graph_steps;
 
 static mgpu_status capture(mgpu_stencil *st, const mgpu_run *run, graph_steps *g)
 {
-    g->k = mgpu_stencil_graph_steps(run->opt->steps);
+    g->first = mgpu_stencil_graph_first(st);
+    g->k = mgpu_stencil_graph_steps(st, run->opt->steps);
     if (g->k == 0)
         return MGPU_OK;
     for (int p = 0; p < run->ndevices; p++)
@@ -101,8 +102,9 @@ static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compu
 {
     long long step = 0;
     if (g->graph && steps > 0) {
-        MGPU_TRY(one_step(st, n, 0, compute));
-        for (step = 1; step + g->k <= steps; step += g->k) {
+        for (; step < g->first; step++)
+            MGPU_TRY(one_step(st, n, step, compute));
+        for (; step + g->k <= steps; step += g->k) {
             /* A replayed kernel checks nothing: its steps are checked here. */
             MGPU_TRY(mgpu_fault_check_steps(n, step, g->k));
             mgpu_trace_replay_begin(step, g->k);
@@ -160,7 +162,7 @@ static mgpu_status single_thread(void *ctx, mgpu_run *run)
         run->record->exchange = mgpu_stencil_exchange_mode(st);
         mgpu_record_set_text(run->record, "context", context_names[context]);
     }
-    graph_steps g = {NULL, 0};
+    graph_steps g = {NULL, 0, 0};
     if (use_graph && context == CONTEXT_DRIVER)
         status = mgpu_error_set(MGPU_ERR_USAGE, "--graph: the capture and its replays switch "
                                                 "devices with cudaSetDevice; not with "
