@@ -36,16 +36,23 @@ int bench_parse_integer(const char *program, const char *option, const char *tex
 int bench_parse_choice(const char *program, const char *option, const char *text,
                        const char *const *names, int *index)
 {
-    char accepted[256] = "";
-    for (int i = 0; names[i]; i++) {
-        if (strcmp(text, names[i]) == 0) {
-            *index = i;
-            return -1;
-        }
-        size_t used = strlen(accepted);
-        snprintf(accepted + used, sizeof accepted - used, "%s%s", i ? ", " : "", names[i]);
+    int found = mgpu_name_find(names, text);
+    if (found >= 0) {
+        *index = found;
+        return -1;
     }
+    char accepted[256];
+    mgpu_names_join(accepted, sizeof accepted, names, MGPU_ALL_NAMES, ", ");
     return bench_usage(program, "--%s: unknown '%s' (accepted: %s)", option, text, accepted);
 }
 
 void bench_help_line(const char *option, const char *text) { mgpu_help_line(stdout, option, text); }
+
+void bench_help_choice(const char *option, const char *const *names, const char *text)
+{
+    char line[512];
+    mgpu_names_join(line, sizeof line, names, MGPU_ALL_NAMES, "|");
+    size_t used = strlen(line);
+    snprintf(line + used, sizeof line - used, "%s", text);
+    bench_help_line(option, line);
+}

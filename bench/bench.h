@@ -24,5 +24,8 @@ int bench_parse_choice(const char *program, const char *option, const char *text
 
 /* One entry of --help: the option, then what it does, in a column. */
 void bench_help_line(const char *option, const char *text);
+/* The entry of an option whose value is one of NAMES (NULL-ended, as the
+ * library's mgpu_*_names): "a|b|c" and TEXT right after. */
+void bench_help_choice(const char *option, const char *const *names, const char *text);
 
 #endif /* MGPU_BENCH_BENCH_H */

@@ -42,31 +42,29 @@ static const struct strategy {
 };
 #define NSTRATEGIES ((int) (sizeof strategies / sizeof strategies[0]))
 
-/* The names of the options' values, NULL-ended. */
-static const char *const exchange_names[] = {"peer",   "peer-async", "staged", "direct",
-                                             "mapped", "ipc",        "mpi",    NULL};
-#define NEXCHANGES ((int) (sizeof exchange_names / sizeof exchange_names[0]) - 1)
+/* The names --strategies takes, NULL-ended.  The other options' values are
+ * the library's (mgpu_backend_names, mgpu_exchange_names, ...). */
 static const char *const strategy_names[] = {"single", "fork", "pthread",    "openmp",
                                              "streams", "mpi", "persistent", NULL};
-static const char *const backend_names[] = {"auto", "cuda", "host", NULL};
-static const char *const kernel_names[] = {"pattern2d", "jacobi", NULL};
-static const char *const verify_names[] = {"auto", "cpu", "device", "none", NULL};
-static const char *const bind_names[] = {"auto", "none", NULL};
+
+/* The modes a program lists (its --list-exchanges) and --exchanges takes:
+ * every one but auto, which the library's table keeps first. */
+#define FIRST_MODE (MGPU_EXCHANGE_AUTO + 1)
 
 /* The most words --mpirun may have: the command of a run is these, -np N,
  * the program and its dozen options. */
 #define MPIRUN_WORDS 64
 
 typedef struct options {
-    int backend;             /* an mgpu_backend: the index of backend_names */
+    int backend;             /* an mgpu_backend */
     long long nx, ny, steps; /* 0: the backend's default */
     cmp_sizes sizes;         /* --sizes; none: the one grid of --nx, --ny */
     int halos[MGPU_HALO_MAX]; /* --halo depths, shallowest first; none: 1 alone */
     int nhalos;
-    int kernel, verify, bind;
+    int kernel, verify, bind; /* an mgpu_kernel, mgpu_verify, mgpu_bind */
     long long repeat, warmup, timeout;
     unsigned strategies;          /* bit per strategies[]; 0: all */
-    unsigned exchanges;           /* bit per exchange_names[]; 0: each program's own */
+    unsigned exchanges;           /* MGPU_EXCHANGE_BIT set; 0: each program's own */
     int counts[MGPU_MAX_DEVICES]; /* device counts; none: the default */
     int ncounts;
     const char *output;
@@ -110,14 +108,14 @@ static int refuse_empty_entry(const char *option, const char *text, const char *
     return -1;
 }
 
-/* A comma-separated list of names, of any length, into a bit set. */
-static int parse_set(const char *option, const char *text, const char *const *names, unsigned *set)
+/* A comma-separated list of the names of NAMES from FIRST on, of any
+ * length, into a bit set: 1u << the index in NAMES. */
+static int parse_set(const char *option, const char *text, const char *const *names, int first,
+                     unsigned *set)
 {
-    char accepted[256] = "";
-    for (int i = 0; names[i]; i++) {
-        size_t used = strlen(accepted);
-        snprintf(accepted + used, sizeof accepted - used, "%s%s", i ? "," : "some of ", names[i]);
-    }
+    char list[256], accepted[sizeof list + 16];
+    mgpu_names_join(list, sizeof list, names + first, MGPU_ALL_NAMES, ",");
+    snprintf(accepted, sizeof accepted, "some of %s", list);
     int code = refuse_empty_entry(option, text, accepted);
     if (code >= 0)
         return code;
@@ -128,8 +126,8 @@ static int parse_set(const char *option, const char *text, const char *const *na
     for (char *save = NULL, *item = strtok_r(copy, ",", &save); item && code < 0;
          item = strtok_r(NULL, ",", &save)) {
         int index = 0;
-        code = parse_choice(option, item, names, &index);
-        *set |= 1u << index;
+        code = parse_choice(option, item, names + first, &index);
+        *set |= 1u << (first + index);
     }
     free(copy);
     if (code < 0 && *set == 0)
@@ -232,12 +230,15 @@ static void options_free(options *opt)
 
 static void print_help(void)
 {
+    char modes[256], text[sizeof modes + 128];
+    mgpu_names_join(modes, sizeof modes, mgpu_exchange_names + FIRST_MODE, MGPU_ALL_NAMES, ",");
     printf("Usage: %s [OPTION]...\n"
            "Run every built strategy program on 1 and more devices with each of its\n"
            "exchange modes and print them side by side; write results.csv, results.json\n"
            "and, with gnuplot, scaling and exchange-mode plots (PNG and SVG).\n\n",
            COMPARE_NAME);
-    bench_help_line("--backend=NAME", "auto|cuda|host (default auto: cuda if a GPU is usable)");
+    bench_help_choice("--backend=NAME", mgpu_backend_names,
+                      " (default auto: cuda if a GPU is usable)");
     bench_help_line("--nx=N, --ny=N", "the grid (default 16384 x 16384 on GPUs, 512 x 512 on "
                                       "the host backend)");
     bench_help_line("--sizes=LIST", "grids to compare across: N (N x N), NXxNY, A:B (A, 2A, "
@@ -246,18 +247,18 @@ static void print_help(void)
     bench_help_line("--steps=N", "steps per run (default 200 on GPUs, 20 on the host backend)");
     bench_help_line("--halo=LIST", "halo depths K to compare, as 1,2,4: each run gets --halo=K "
                                    "and its own --time-block=auto (default 1)");
-    bench_help_line("--kernel=NAME", "pattern2d|jacobi (default pattern2d)");
+    bench_help_choice("--kernel=NAME", mgpu_kernel_names, " (default pattern2d)");
     bench_help_line("--repeat=N", "timed runs each, median reported (default 3)");
     bench_help_line("--warmup=N", "untimed runs first (default 1)");
-    bench_help_line("--verify=HOW", "auto|cpu|device|none (default auto)");
-    bench_help_line("--bind=HOW", "auto|none, given to every run (default auto)");
+    bench_help_choice("--verify=HOW", mgpu_verify_names, " (default auto)");
+    bench_help_choice("--bind=HOW", mgpu_bind_names, ", given to every run (default auto)");
     bench_help_line("--strategies=LIST", "some of single,fork,pthread,openmp,streams,mpi,"
                                          "persistent (default: every one built)");
     bench_help_line("--devices=LIST", "device counts, as 1,2,4 or 1-4 (default: 1, 2, 4, ... and "
                                       "all; host backend: 1,2)");
-    bench_help_line("--exchanges=LIST", "only these exchange modes, of peer,peer-async,staged,"
-                                        "direct,mapped,ipc,mpi (default: each program's own, "
-                                        "from its --list-exchanges)");
+    snprintf(text, sizeof text, "only these exchange modes, of %s (default: each program's "
+             "own, from its --list-exchanges)", modes);
+    bench_help_line("--exchanges=LIST", text);
     bench_help_line("--output=DIR", "where results and plots go (default: .)");
     bench_help_line("--from=FILE", "print and plot a results.json again, running nothing");
     bench_help_line("--mpirun=COMMAND", "how mgpu-mpi is started, -np N is added (default: "
@@ -339,7 +340,7 @@ static int apply(options *opt, int id, const char *text)
 {
     switch (id) {
     case OPT_BACKEND:
-        return parse_choice("backend", text, backend_names, &opt->backend);
+        return parse_choice("backend", text, mgpu_backend_names, &opt->backend);
     case OPT_NX:
         return parse_integer("nx", text, CMP_MIN_GRID, CMP_MAX_GRID, &opt->nx);
     case OPT_NY:
@@ -351,21 +352,21 @@ static int apply(options *opt, int id, const char *text)
     case OPT_HALO:
         return parse_halos(text, opt);
     case OPT_KERNEL:
-        return parse_choice("kernel", text, kernel_names, &opt->kernel);
+        return parse_choice("kernel", text, mgpu_kernel_names, &opt->kernel);
     case OPT_REPEAT:
         return parse_integer("repeat", text, 1, CMP_MAX_RUNS, &opt->repeat);
     case OPT_WARMUP:
         return parse_integer("warmup", text, 0, CMP_MAX_RUNS, &opt->warmup);
     case OPT_VERIFY:
-        return parse_choice("verify", text, verify_names, &opt->verify);
+        return parse_choice("verify", text, mgpu_verify_names, &opt->verify);
     case OPT_BIND:
-        return parse_choice("bind", text, bind_names, &opt->bind);
+        return parse_choice("bind", text, mgpu_bind_names, &opt->bind);
     case OPT_STRATEGIES:
-        return parse_set("strategies", text, strategy_names, &opt->strategies);
+        return parse_set("strategies", text, strategy_names, 0, &opt->strategies);
     case OPT_DEVICES:
         return parse_counts(text, opt);
     case OPT_EXCHANGES:
-        return parse_set("exchanges", text, exchange_names, &opt->exchanges);
+        return parse_set("exchanges", text, mgpu_exchange_names, FIRST_MODE, &opt->exchanges);
     case OPT_OUTPUT:
         if (!*text)
             return usage("--output: an empty folder name");
@@ -459,7 +460,7 @@ static int find_program(const char *dir, const struct strategy *s, char *path, s
 typedef struct program {
     const struct strategy *s;
     char path[PATH_MAX];
-    unsigned modes; /* bit per exchange_names[] */
+    unsigned modes; /* MGPU_EXCHANGE_BIT set */
 } program;
 
 /* The words of a command line, and room for the text they point into:
@@ -529,11 +530,11 @@ static void add_run_options(command *cmd, const plan *pl, int devices, const cha
     add_option(cmd, "--steps=%lld", pl->steps);
     add_option(cmd, "--devices=%d", devices);
     add_option(cmd, "--exchange=%s", exchange);
-    add_option(cmd, "--kernel=%s", kernel_names[opt->kernel]);
+    add_option(cmd, "--kernel=%s", mgpu_kernel_names[opt->kernel]);
     add_option(cmd, "--repeat=%lld", opt->repeat);
     add_option(cmd, "--warmup=%lld", opt->warmup);
-    add_option(cmd, "--verify=%s", verify_names[opt->verify]);
-    add_option(cmd, "--bind=%s", bind_names[opt->bind]);
+    add_option(cmd, "--verify=%s", mgpu_verify_names[opt->verify]);
+    add_option(cmd, "--bind=%s", mgpu_bind_names[opt->bind]);
     /* --time-block is each program's auto: T follows K (doc/design.md). */
     add_option(cmd, "--halo=%d", pl->halo);
     add(cmd, "--format=json");
@@ -578,10 +579,9 @@ static int read_modes(const options *opt, program *prog, char *error, size_t siz
     char *list = out.exit_code == 0 ? out.out : NULL;
     for (char *save = NULL, *m = list ? strtok_r(list, "\n", &save) : NULL; m;
          m = strtok_r(NULL, "\n", &save)) {
-        for (int e = 0; e < NEXCHANGES; e++) {
-            if (strcmp(m, exchange_names[e]) == 0)
-                prog->modes |= 1u << e;
-        }
+        int e = mgpu_name_find(mgpu_exchange_names, m);
+        if (e >= FIRST_MODE)
+            prog->modes |= MGPU_EXCHANGE_BIT(e);
     }
     if (!prog->modes)
         snprintf(error, size, "%s --list-exchanges names no exchange mode (exit %d): %.200s",
@@ -618,7 +618,7 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
     snprintf(row->strategy, sizeof row->strategy, "%s", prog->s->name);
     snprintf(row->exchange, sizeof row->exchange, "%s", exchange);
     snprintf(row->backend, sizeof row->backend, "%s", pl->backend);
-    snprintf(row->kernel, sizeof row->kernel, "%s", kernel_names[opt->kernel]);
+    snprintf(row->kernel, sizeof row->kernel, "%s", mgpu_kernel_names[opt->kernel]);
     row->devices = devices;
     row->nx = pl->nx;
     row->ny = pl->ny;
@@ -707,8 +707,8 @@ static int device_counts(const options *opt, int available, int *counts)
 static int count_modes(unsigned modes)
 {
     int n = 0;
-    for (int e = 0; e < NEXCHANGES; e++)
-        n += (modes >> e) & 1u;
+    for (int e = FIRST_MODE; e < MGPU_EXCHANGE_COUNT; e++)
+        n += (modes & MGPU_EXCHANGE_BIT(e)) != 0;
     return n;
 }
 
@@ -794,11 +794,11 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
         snprintf(depths, sizeof depths, ", halo %d", opt->halos[0]);
     if (pl.sizes == 1)
         fprintf(stderr, "%s: %s backend, %s %lld x %lld, %lld steps%s: %d runs\n", COMPARE_NAME,
-                pl.backend, kernel_names[opt->kernel], sizes[0].nx, sizes[0].ny, pl.steps,
+                pl.backend, mgpu_kernel_names[opt->kernel], sizes[0].nx, sizes[0].ny, pl.steps,
                 depths, pl.total);
     else
         fprintf(stderr, "%s: %s backend, %s at %d grid sizes, %lld x %lld to %lld x %lld, %lld "
-                "steps%s: %d runs\n", COMPARE_NAME, pl.backend, kernel_names[opt->kernel],
+                "steps%s: %d runs\n", COMPARE_NAME, pl.backend, mgpu_kernel_names[opt->kernel],
                 pl.sizes, sizes[0].nx, sizes[0].ny, sizes[pl.sizes - 1].nx,
                 sizes[pl.sizes - 1].ny, pl.steps, depths, pl.total);
     /* Smallest grid first: the sizes where the strategies differ most come
@@ -812,9 +812,11 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
             for (int k = 0; k < opt->nhalos && !cmp_interrupted(); k++) {
                 pl.halo = opt->halos[k];
                 for (int c = 0; c < ncounts && !cmp_interrupted(); c++) {
-                    for (int e = 0; e < NEXCHANGES && !cmp_interrupted(); e++) {
-                        /* One device exchanges with nobody: one run, its mode auto. */
-                        if (counts[c] == 1 ? e > 0 : !(progs[p].modes & (1u << e)))
+                    for (int e = 0; e < MGPU_EXCHANGE_COUNT && !cmp_interrupted(); e++) {
+                        /* One device exchanges with nobody: one run, its mode
+                         * auto (which no program lists); more, each mode. */
+                        if (counts[c] == 1 ? e != MGPU_EXCHANGE_AUTO
+                                           : !(progs[p].modes & MGPU_EXCHANGE_BIT(e)))
                             continue;
                         cmp_row *row = cmp_rows_add(rows);
                         if (!row) {
@@ -822,7 +824,7 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
                             return 1;
                         }
                         run_one(&pl, &progs[p], counts[c],
-                                counts[c] == 1 ? "auto" : exchange_names[e], row);
+                                mgpu_exchange_name((mgpu_exchange) e), row);
                         /* A run stopped by our own SIGINT or SIGTERM did
                          * not fail: no row for it. */
                         if (cmp_interrupted())

@@ -31,9 +31,6 @@ static const mgpu_program program = {.name = P2P_NAME};
 
 #define MAX_BYTES ((size_t) 1 << 40)
 
-static const char *const backend_names[] = {"auto", "cuda", "host", NULL};
-static const char *const format_names[] = {"table", "csv", "json", NULL};
-
 /* Usage errors name the program, as every mgpu program's do. */
 #define usage_error(...) bench_usage(P2P_NAME, __VA_ARGS__)
 
@@ -106,7 +103,8 @@ static void print_help(void)
            "loaded at run time; without it they are guessed from native atomics, and the\n"
            "output says so (link_source).\n\n",
            P2P_NAME);
-    bench_help_line("--backend=NAME", "auto|cuda|host (default auto: cuda if a GPU is usable)");
+    bench_help_choice("--backend=NAME", mgpu_backend_names,
+                      " (default auto: cuda if a GPU is usable)");
     bench_help_line("--devices=N", "devices to measure, 1 to 64 (default: all; host backend: 2)");
     bench_help_line("--bytes=SIZE", "size of each bandwidth copy (default 256M; host backend 8M)");
     bench_help_line("--sizes=MIN:MAX", "size sweep, doubling from MIN to MAX, or none "
@@ -122,7 +120,7 @@ static void print_help(void)
     bench_help_line("--spin-us=N", "first length of the spin kernel the timed copies queue "
                                    "behind, 1 to 100000 (default 200; doubled when the host "
                                    "needs longer to queue)");
-    bench_help_line("--format=NAME", "table|csv|json (default table)");
+    bench_help_choice("--format=NAME", mgpu_format_names, " (default table)");
     bench_help_line("--no-header", "csv: leave out the header line");
     bench_help_line("-h, --help", "print this help and exit");
     bench_help_line("-V, --version", "print the version and exit");
@@ -179,11 +177,11 @@ static int apply_option(p2p_options *opt, int id, const char *text, int *sweep_g
     int index = 0, code = -1;
     switch (id) {
     case OPT_BACKEND:
-        code = bench_parse_choice(P2P_NAME, "backend", text, backend_names, &index);
+        code = bench_parse_choice(P2P_NAME, "backend", text, mgpu_backend_names, &index);
         opt->backend = (mgpu_backend) index;
         return code;
     case OPT_FORMAT:
-        code = bench_parse_choice(P2P_NAME, "format", text, format_names, &index);
+        code = bench_parse_choice(P2P_NAME, "format", text, mgpu_format_names, &index);
         opt->format = (mgpu_format) index;
         return code;
     case OPT_DEVICES:

@@ -39,7 +39,7 @@ static const mgpu_program program = {
     .strategy = "fork",
     .summary = "one worker process per device (fork); halos through shared host memory or "
                "CUDA IPC",
-    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC),
+    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_FORK),
     .forks = 1,
     .binds_workers = 1,
     .deep_halo = 1,

@@ -93,13 +93,6 @@ mgpu_status mgpu_init_nocuda(mgpu_backend want, int host_devices);
 mgpu_status mgpu_nvml_link(const mgpu_device_info *a, const mgpu_device_info *b,
                            mgpu_link_info *info);
 
-/* The names of the library's enums (names.c), indexed by the enum values,
- * each list ended by NULL; and NAMES[INDEX], or "unknown" past its end. */
-extern const char *const mgpu_backend_names[];
-extern const char *const mgpu_kernel_names[];
-extern const char *const mgpu_exchange_names[];
-const char *mgpu_name_at(const char *const *names, int index);
-
 /* Number of devices the active backend offers. */
 int mgpu_devices_available(void);
 /* Fail with MGPU_ERR_USAGE unless DEVICE is a device of the active backend. */

@@ -61,13 +61,41 @@ int mgpu_exit_code(mgpu_status status);
             return mgpu_try_status_;                                                    \
     } while (0)
 
+/* ------------------------------------------------------------ the names */
+
+/* Each enum of named values (backend, kernel, exchange mode, and the
+ * command line's verify, format, bind and progress) is made from one table,
+ * an X-macro MGPU_<LIST>_MAP(X) of rows X(SUFFIX, "name", ...): it gives
+ * the enum its values MGPU_<LIST>_<SUFFIX>, from 0 in the table's order,
+ * and names.c its NULL-ended array mgpu_<list>_names, indexed by value,
+ * the names the command line takes and the record prints.  A value is one
+ * row; the order of the rows is the order --help lists them in. */
+
+/* NAMES[INDEX], or "unknown" past its end (a NULL-ended list). */
+const char *mgpu_name_at(const char *const *names, int index);
+/* The index of TEXT in NAMES, or -1. */
+int mgpu_name_find(const char *const *names, const char *text);
+/* The names of NAMES whose bit (1u << index) is set in MASK, SEPARATOR
+ * between them, into BUF of SIZE bytes: cut when too long, never
+ * overflowed.  A name past the 32nd is always taken. */
+void mgpu_names_join(char *buf, size_t size, const char *const *names, unsigned mask,
+                     const char *separator);
+/* MASK of every name, for mgpu_names_join. */
+#define MGPU_ALL_NAMES (~0u)
+
 /* ----------------------------------------------------------------- backend */
 
+#define MGPU_BACKEND_MAP(X)                                                             \
+    X(AUTO, "auto") /* cuda where a device is usable, else host */                      \
+    X(CUDA, "cuda")                                                                     \
+    X(HOST, "host")
+
 typedef enum mgpu_backend {
-    MGPU_BACKEND_AUTO = 0,
-    MGPU_BACKEND_CUDA,
-    MGPU_BACKEND_HOST
+#define MGPU_BACKEND_VALUE_(suffix, name) MGPU_BACKEND_##suffix,
+    MGPU_BACKEND_MAP(MGPU_BACKEND_VALUE_)
+#undef MGPU_BACKEND_VALUE_
 } mgpu_backend;
+extern const char *const mgpu_backend_names[];
 
 #define MGPU_MAX_DEVICES 64
 
@@ -191,11 +219,17 @@ mgpu_status mgpu_copy_device_to_device(void *dst, int dst_device, const void *sr
 
 /* ----------------------------------------------------------------- kernels */
 
+#define MGPU_KERNEL_MAP(X)                                                              \
+    X(PATTERN2D, "pattern2d") /* the book's pattern2d; boundary ring 0 */               \
+    /* 5-point Jacobi; left/right columns fixed, top/bottom periodic */                 \
+    X(JACOBI, "jacobi")
+
 typedef enum mgpu_kernel {
-    MGPU_KERNEL_PATTERN2D = 0, /* the book's pattern2d; boundary ring 0 */
-    MGPU_KERNEL_JACOBI         /* 5-point Jacobi; left/right columns fixed,
-                                  top/bottom periodic */
+#define MGPU_KERNEL_VALUE_(suffix, name) MGPU_KERNEL_##suffix,
+    MGPU_KERNEL_MAP(MGPU_KERNEL_VALUE_)
+#undef MGPU_KERNEL_VALUE_
 } mgpu_kernel;
+extern const char *const mgpu_kernel_names[];
 
 const char *mgpu_kernel_name(mgpu_kernel kernel);
 
@@ -296,27 +330,69 @@ mgpu_status mgpu_decompose(long long ny, int nparts, mgpu_slab *slabs);
 
 /* ---------------------------------------------------- the stencil domain */
 
+/* The programs, by the exchange modes they implement (the last column of
+ * MGPU_EXCHANGE_MAP). */
+enum {
+    MGPU_BY_IN_PROCESS = 1 << 0, /* mgpu-single, -pthread, -openmp: the stencil
+                                    domain's modes (lib/stencil.c) */
+    MGPU_BY_STREAMS = 1 << 1,    /* mgpu-streams */
+    MGPU_BY_PERSISTENT = 1 << 2, /* mgpu-persistent */
+    MGPU_BY_FORK = 1 << 3,       /* mgpu-fork */
+    MGPU_BY_MPI = 1 << 4,        /* mgpu-mpi */
+};
+
+/* The exchange modes: rows X(A, SUFFIX, "name", BY), BY the programs that
+ * implement the mode (MGPU_BY_*); A is the expansion's own argument, given
+ * to every X (MGPU_EXCHANGES_OF passes its BY).  AUTO stays first: every
+ * program takes it and resolves it to one of the others.  A mode that only
+ * some builds have gives MGPU_IF_BUILT(FLAG, BY) as its BY, FLAG the
+ * configure result (config.h's, as MGPU_HAVE_CUDA), so that its row reads
+ * X(A, NAME, "name", MGPU_IF_BUILT(MGPU_HAVE_NAME, MGPU_BY_FORK)): its
+ * name is known in every build (--exchange=name where it is not built says
+ * which modes are), but only a build with FLAG offers it.  FLAG is read
+ * where MGPU_EXCHANGES_OF is, in a program's file, after config.h. */
+#define MGPU_EXCHANGE_MAP(X, A)                                                         \
+    /* peer-async where every pair has peer access, staged otherwise */                 \
+    X(A, AUTO, "auto", 0)                                                               \
+    /* cudaMemcpyPeer */                                                                \
+    X(A, PEER, "peer", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS)                            \
+    /* cudaMemcpyPeerAsync on the part's stream */                                      \
+    X(A, PEER_ASYNC, "peer-async", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS)                \
+    /* through pinned host memory (fork: shared memory; mpi: host buffers) */           \
+    X(A, STAGED, "staged", MGPU_BY_IN_PROCESS | MGPU_BY_FORK | MGPU_BY_MPI)             \
+    /* a kernel writes the neighbour's halo */                                          \
+    X(A, DIRECT, "direct", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS | MGPU_BY_PERSISTENT)   \
+    /* through zero-copy mapped host memory */                                          \
+    X(A, MAPPED, "mapped", MGPU_BY_IN_PROCESS)                                          \
+    /* between processes: CUDA IPC */                                                   \
+    X(A, IPC, "ipc", MGPU_BY_FORK)                                                      \
+    /* between ranks: MPI */                                                            \
+    X(A, MPI, "mpi", MGPU_BY_MPI)
+
 typedef enum mgpu_exchange {
-    MGPU_EXCHANGE_AUTO = 0,   /* peer-async where every pair has peer access,
-                                 staged otherwise */
-    MGPU_EXCHANGE_PEER,       /* cudaMemcpyPeer */
-    MGPU_EXCHANGE_PEER_ASYNC, /* cudaMemcpyPeerAsync on the part's stream */
-    MGPU_EXCHANGE_STAGED,     /* through pinned host memory */
-    MGPU_EXCHANGE_DIRECT,     /* a kernel writes the neighbour's halo */
-    MGPU_EXCHANGE_MAPPED,     /* through zero-copy mapped host memory */
-    MGPU_EXCHANGE_IPC,        /* between processes: CUDA IPC (fork) */
-    MGPU_EXCHANGE_MPI,        /* between ranks: MPI */
+#define MGPU_EXCHANGE_VALUE_(a, suffix, name, by) MGPU_EXCHANGE_##suffix,
+    MGPU_EXCHANGE_MAP(MGPU_EXCHANGE_VALUE_, )
+#undef MGPU_EXCHANGE_VALUE_
     MGPU_EXCHANGE_COUNT
 } mgpu_exchange;
+extern const char *const mgpu_exchange_names[];
 
 const char *mgpu_exchange_name(mgpu_exchange exchange);
 /* Set of modes as a bit mask: 1u << mode. */
 #define MGPU_EXCHANGE_BIT(m) (1u << (m))
-/* The in-process modes that the stencil domain implements. */
-#define MGPU_EXCHANGE_IN_PROCESS                                                     \
-    (MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER_ASYNC) | \
-     MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT) |   \
-     MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MAPPED))
+/* The modes that programs BY implement (a constant, for mgpu_program's
+ * exchanges): those whose row names one of BY. */
+#define MGPU_EXCHANGES_OF(by) (0u MGPU_EXCHANGE_MAP(MGPU_EXCHANGE_IF_BY_, by))
+#define MGPU_EXCHANGE_IF_BY_(wanted, suffix, name, by)                                  \
+    | (((by) & (wanted)) ? MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_##suffix) : 0u)
+/* BY where FLAG is defined to 1, else 0 (FLAG undefined, or 0): the BY of
+ * a mode that only some builds have.  (The name MGPU_BUILT_##FLAG is a
+ * macro only when FLAG was 1; then it adds a first argument.) */
+#define MGPU_IF_BUILT(flag, by) MGPU_IF_BUILT_(flag, by)
+#define MGPU_IF_BUILT_(flag, by) MGPU_SECOND_(MGPU_BUILT_##flag(by), 0u, ~)
+#define MGPU_BUILT_1(by) ~, (by)
+#define MGPU_SECOND_(...) MGPU_SECOND__(__VA_ARGS__)
+#define MGPU_SECOND__(first, second, ...) second
 
 typedef struct mgpu_stencil_desc {
     long long nx, ny;
@@ -509,27 +585,57 @@ mgpu_status mgpu_copy_bandwidth(int device, size_t bytes, double *gbps);
 
 /* -------------------------------------------------------- command line */
 
-typedef enum mgpu_verify {
-    MGPU_VERIFY_AUTO = 0,
-    MGPU_VERIFY_CPU,
-    MGPU_VERIFY_DEVICE,
-    MGPU_VERIFY_NONE
-} mgpu_verify;
+/* --verify: against what a run's field is checked (doc/design.md section 5). */
+#define MGPU_VERIFY_MAP(X)                                                              \
+    X(AUTO, "auto")                                                                     \
+    X(CPU, "cpu")                                                                       \
+    X(DEVICE, "device")                                                                 \
+    X(NONE, "none")
 
-typedef enum mgpu_format { MGPU_FORMAT_TABLE = 0, MGPU_FORMAT_CSV, MGPU_FORMAT_JSON } mgpu_format;
+typedef enum mgpu_verify {
+#define MGPU_VERIFY_VALUE_(suffix, name) MGPU_VERIFY_##suffix,
+    MGPU_VERIFY_MAP(MGPU_VERIFY_VALUE_)
+#undef MGPU_VERIFY_VALUE_
+} mgpu_verify;
+extern const char *const mgpu_verify_names[];
+
+#define MGPU_FORMAT_MAP(X)                                                              \
+    X(TABLE, "table")                                                                   \
+    X(CSV, "csv")                                                                       \
+    X(JSON, "json")
+
+typedef enum mgpu_format {
+#define MGPU_FORMAT_VALUE_(suffix, name) MGPU_FORMAT_##suffix,
+    MGPU_FORMAT_MAP(MGPU_FORMAT_VALUE_)
+#undef MGPU_FORMAT_VALUE_
+} mgpu_format;
+extern const char *const mgpu_format_names[];
 
 /* --bind: where each worker runs (lib/bind.c, doc/design.md section 3). */
+#define MGPU_BIND_MAP(X)                                                                \
+    /* on the CPUs nearest its device (host backend: a share of the CPUs of its own) */ \
+    X(AUTO, "auto")                                                                     \
+    X(NONE, "none") /* where the operating system puts it */
+
 typedef enum mgpu_bind {
-    MGPU_BIND_AUTO = 0, /* on the CPUs nearest its device (host backend: a
-                           share of the CPUs of its own) */
-    MGPU_BIND_NONE      /* where the operating system puts it */
+#define MGPU_BIND_VALUE_(suffix, name) MGPU_BIND_##suffix,
+    MGPU_BIND_MAP(MGPU_BIND_VALUE_)
+#undef MGPU_BIND_VALUE_
 } mgpu_bind;
+extern const char *const mgpu_bind_names[];
+
 /* --progress: a line of progress on stderr while the runs go (lib/progress.c). */
+#define MGPU_PROGRESS_MAP(X)                                                            \
+    X(AUTO, "auto") /* when stderr is a terminal */                                     \
+    X(ALWAYS, "always")                                                                 \
+    X(NEVER, "never")
+
 typedef enum mgpu_progress_when {
-    MGPU_PROGRESS_AUTO = 0, /* when stderr is a terminal */
-    MGPU_PROGRESS_ALWAYS,
-    MGPU_PROGRESS_NEVER
+#define MGPU_PROGRESS_VALUE_(suffix, name) MGPU_PROGRESS_##suffix,
+    MGPU_PROGRESS_MAP(MGPU_PROGRESS_VALUE_)
+#undef MGPU_PROGRESS_VALUE_
 } mgpu_progress_when;
+extern const char *const mgpu_progress_names[];
 
 typedef struct mgpu_options {
     long long nx, ny, steps;
@@ -571,7 +677,8 @@ typedef struct mgpu_program {
     const char *name;       /* "mgpu-single" */
     const char *strategy;   /* "single-thread" */
     const char *summary;    /* one line for --help */
-    unsigned exchanges;     /* modes it supports: MGPU_EXCHANGE_BIT set */
+    unsigned exchanges;     /* modes it supports: MGPU_EXCHANGE_BIT set, as
+                               MGPU_EXCHANGES_OF(MGPU_BY_...) */
     const mgpu_extra_option *extra; /* ended by a NULL name; may be NULL */
     int forks;              /* workers are processes: no CUDA here first */
     int binds_workers;      /* its workers bind themselves (mgpu_bind_worker);

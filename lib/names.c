@@ -1,23 +1,29 @@
-/* names.c - the names of the library's enums: backends, kernels and
- * exchange modes, as the command line takes them and the record prints
- * them. */
+/* names.c - the names of the library's enums (backends, kernels, exchange
+ * modes, and the command line's verify, format, bind and progress), as the
+ * command line takes them and the record prints them; each list made from
+ * its enum's table in mgpu.h. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <stdio.h>
+#include <string.h>
+
 #include "mgpu-private.h"
 
 /* Indexed by the enum values; the NULL ends each list. */
-const char *const mgpu_backend_names[] = {"auto", "cuda", "host", NULL};
-const char *const mgpu_kernel_names[] = {"pattern2d", "jacobi", NULL};
-const char *const mgpu_exchange_names[] = {
-    "auto", "peer", "peer-async", "staged", "direct", "mapped", "ipc", "mpi", NULL,
-};
+#define NAME_(suffix, name) name,
+const char *const mgpu_backend_names[] = {MGPU_BACKEND_MAP(NAME_) NULL};
+const char *const mgpu_kernel_names[] = {MGPU_KERNEL_MAP(NAME_) NULL};
+const char *const mgpu_verify_names[] = {MGPU_VERIFY_MAP(NAME_) NULL};
+const char *const mgpu_format_names[] = {MGPU_FORMAT_MAP(NAME_) NULL};
+const char *const mgpu_bind_names[] = {MGPU_BIND_MAP(NAME_) NULL};
+const char *const mgpu_progress_names[] = {MGPU_PROGRESS_MAP(NAME_) NULL};
+#undef NAME_
 
-/* A mode added to mgpu_exchange must get its name here too. */
-_Static_assert(sizeof mgpu_exchange_names / sizeof mgpu_exchange_names[0] ==
-                   MGPU_EXCHANGE_COUNT + 1,
-               "one name per exchange mode");
+#define EXCHANGE_NAME_(a, suffix, name, by) name,
+const char *const mgpu_exchange_names[] = {MGPU_EXCHANGE_MAP(EXCHANGE_NAME_, ) NULL};
+#undef EXCHANGE_NAME_
 
 const char *mgpu_name_at(const char *const *names, int index)
 {
@@ -26,6 +32,31 @@ const char *mgpu_name_at(const char *const *names, int index)
             return names[i];
     }
     return "unknown";
+}
+
+int mgpu_name_find(const char *const *names, const char *text)
+{
+    for (int i = 0; names[i] != NULL; i++) {
+        if (strcmp(names[i], text) == 0)
+            return i;
+    }
+    return -1;
+}
+
+void mgpu_names_join(char *buf, size_t size, const char *const *names, unsigned mask,
+                     const char *separator)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; names[i] != NULL && used < size; i++) {
+        if (i < 32 && !(mask & (1u << i)))
+            continue;
+        int n = snprintf(buf + used, size - used, "%s%s", used ? separator : "", names[i]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
 }
 
 const char *mgpu_backend_name(mgpu_backend backend)

@@ -24,47 +24,6 @@
 
 #include "mgpu-private.h"
 
-/* ------------------------------------------------------------ the names */
-
-/* Indexed by the enum values; the NULL ends each list.  These enums are the
- * command line's own; the library's (backend, kernel, exchange mode) are
- * named in names.c. */
-static const char *const verify_names[] = {"auto", "cpu", "device", "none", NULL};
-static const char *const format_names[] = {"table", "csv", "json", NULL};
-static const char *const bind_names[] = {"auto", "none", NULL};
-static const char *const progress_names[] = {"auto", "always", "never", NULL};
-
-/* Select every name of a list (see join_names). */
-#define ALL_NAMES (~0u)
-
-/* Index of TEXT in NAMES, or -1. */
-static int find_name(const char *const *names, const char *text)
-{
-    for (int i = 0; names[i] != NULL; i++) {
-        if (strcmp(names[i], text) == 0)
-            return i;
-    }
-    return -1;
-}
-
-/* The names whose bit is set in MASK, SEPARATOR between them, into BUF.
- * Too long a list is cut, never overflowed. */
-static void join_names(char *buf, size_t size, const char *const *names, unsigned mask,
-                       const char *separator)
-{
-    size_t used = 0;
-
-    buf[0] = '\0';
-    for (int i = 0; names[i] != NULL && used < size; i++) {
-        if (i < 32 && !(mask & (1u << i)))
-            continue;
-        int n = snprintf(buf + used, size - used, "%s%s", used ? separator : "", names[i]);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
-}
-
 /* ----------------------------------------------------------- the limits */
 
 #define DEFAULT_GRID 4096
@@ -325,10 +284,10 @@ static int set_name(const mgpu_program *program, const char *option, const char 
                     const char *const *names, int *index)
 {
     char accepted[256];
-    int found = text ? find_name(names, text) : -1;
+    int found = text ? mgpu_name_find(names, text) : -1;
 
     if (found < 0) {
-        join_names(accepted, sizeof accepted, names, ALL_NAMES, ", ");
+        mgpu_names_join(accepted, sizeof accepted, names, MGPU_ALL_NAMES, ", ");
         return bad_value(program, option, text, VALUE_UNKNOWN, accepted);
     }
     *index = found;
@@ -340,10 +299,10 @@ static int set_name(const mgpu_program *program, const char *option, const char 
 static int set_exchange(const mgpu_program *program, const char *text, mgpu_exchange *exchange)
 {
     unsigned supported = program->exchanges | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_AUTO);
-    int mode = text ? find_name(mgpu_exchange_names, text) : -1;
+    int mode = text ? mgpu_name_find(mgpu_exchange_names, text) : -1;
     char names[256];
 
-    join_names(names, sizeof names, mgpu_exchange_names, supported, ", ");
+    mgpu_names_join(names, sizeof names, mgpu_exchange_names, supported, ", ");
     if (mode < 0)
         return bad_value(program, "exchange", text, VALUE_UNKNOWN, names);
     if (!(supported & MGPU_EXCHANGE_BIT(mode))) {
@@ -522,6 +481,13 @@ static void help_line(FILE *out, const char *option, const char *fmt, ...)
     mgpu_help_line(out, option, text);
 }
 
+/* Every name of NAMES into BUF, as --help lists an option's values: a|b|c. */
+static const char *choices(char *buf, size_t size, const char *const *names)
+{
+    mgpu_names_join(buf, size, names, MGPU_ALL_NAMES, "|");
+    return buf;
+}
+
 static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
 {
     char names[256], option[sizeof names + 64];
@@ -530,13 +496,13 @@ static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
         snprintf(option, sizeof option, "--%s", extra->name);
         help_line(out, option, "%s", extra->help ? extra->help : "");
     } else if (extra->choices != NULL && extra->bare != NULL) {
-        join_names(names, sizeof names, extra->choices, ALL_NAMES, "|");
-        snprintf(option, sizeof option, "--%s[=%s]", extra->name, names);
+        snprintf(option, sizeof option, "--%s[=%s]", extra->name,
+                 choices(names, sizeof names, extra->choices));
         help_line(out, option, "%s (default %s; --%s alone: %s)", extra->help ? extra->help : "",
                   mgpu_name_at(extra->choices, (int)*extra->value), extra->name, extra->bare);
     } else if (extra->choices != NULL) {
-        join_names(names, sizeof names, extra->choices, ALL_NAMES, "|");
-        snprintf(option, sizeof option, "--%s=%s", extra->name, names);
+        snprintf(option, sizeof option, "--%s=%s", extra->name,
+                 choices(names, sizeof names, extra->choices));
         help_line(out, option, "%s (default %s)", extra->help ? extra->help : "",
                   mgpu_name_at(extra->choices, (int)*extra->value));
     } else {
@@ -561,18 +527,22 @@ static void print_usage(const mgpu_program *program, FILE *out)
               DEFAULT_GRID);
     help_line(out, "--steps=N", "stencil steps, 1 to %lld (default %d)", MAX_STEPS,
               DEFAULT_STEPS);
-    help_line(out, "--kernel=NAME", "pattern2d|jacobi (default pattern2d)");
+    help_line(out, "--kernel=NAME", "%s (default pattern2d)",
+              choices(names, sizeof names, mgpu_kernel_names));
     help_line(out, "--seed=N", "seed of the initial field, 0 to 2^64-1 (default %d)",
               DEFAULT_SEED);
     fprintf(out, "\nHow it runs:\n");
     help_line(out, "--devices=N", "1 to %d, at most ny-2 (default: all; host backend: 2)",
               MGPU_MAX_DEVICES);
-    help_line(out, "--backend=NAME", "auto|cuda|host (default auto: cuda if a GPU is usable)");
-    join_names(names, sizeof names, mgpu_exchange_names, exchanges, "|");
+    help_line(out, "--backend=NAME", "%s (default auto: cuda if a GPU is usable)",
+              choices(names, sizeof names, mgpu_backend_names));
+    mgpu_names_join(names, sizeof names, mgpu_exchange_names, exchanges, "|");
     help_line(out, "--exchange=MODE", "%s (default auto)", names);
-    help_line(out, "--verify=HOW", "auto|cpu|device|none (default auto)");
-    help_line(out, "--bind=HOW", "auto|none (default auto: each worker on the CPUs nearest "
-                                 "its device; host backend: CPUs of its own)");
+    help_line(out, "--verify=HOW", "%s (default auto)",
+              choices(names, sizeof names, mgpu_verify_names));
+    help_line(out, "--bind=HOW", "%s (default auto: each worker on the CPUs nearest its "
+              "device; host backend: CPUs of its own)",
+              choices(names, sizeof names, mgpu_bind_names));
     help_line(out, "--halo=K", "halo rows a side, exchanged every K steps, 1 to %d (default 1)",
               MGPU_HALO_MAX);
     help_line(out, "--time-block=T", "steps per pass over memory, 1 to %d, at most K; or auto "
@@ -583,14 +553,15 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "--warmup=N", "untimed runs first, 0 to %d (default %d)", MAX_RUNS,
               DEFAULT_WARMUP);
     help_line(out, "--baseline", "also time one device, for speedup and efficiency");
-    help_line(out, "--format=NAME", "table|csv|json (default table)");
+    help_line(out, "--format=NAME", "%s (default table)",
+              choices(names, sizeof names, mgpu_format_names));
     help_line(out, "--no-header", "csv: leave out the header line");
     help_line(out, "--list-exchanges", "print the exchange modes %s implements, one a line, "
               "and exit", program->name);
     help_line(out, "--progress[=WHEN]",
-              "auto|always|never: the run, step, rate and time left on stderr, redrawn "
-              "in place (default auto: when stderr is a terminal; --progress alone: "
-              "always; --no-progress: never)");
+              "%s: the run, step, rate and time left on stderr, redrawn in place (default "
+              "auto: when stderr is a terminal; --progress alone: always; --no-progress: "
+              "never)", choices(names, sizeof names, mgpu_progress_names));
     help_line(out, "-h, --help", "print this help and exit");
     help_line(out, "-V, --version", "print the version and exit");
     if (count_extras(program) > 0) {
@@ -697,11 +668,11 @@ static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
     case OPT_KERNEL:
         SET_ENUM("kernel", mgpu_kernel_names, opt->kernel, mgpu_kernel);
     case OPT_VERIFY:
-        SET_ENUM("verify", verify_names, opt->verify, mgpu_verify);
+        SET_ENUM("verify", mgpu_verify_names, opt->verify, mgpu_verify);
     case OPT_FORMAT:
-        SET_ENUM("format", format_names, opt->format, mgpu_format);
+        SET_ENUM("format", mgpu_format_names, opt->format, mgpu_format);
     case OPT_BIND:
-        SET_ENUM("bind", bind_names, opt->bind, mgpu_bind);
+        SET_ENUM("bind", mgpu_bind_names, opt->bind, mgpu_bind);
     case OPT_EXCHANGE:
         return set_exchange(program, text, &opt->exchange);
     case OPT_BASELINE:
@@ -712,8 +683,8 @@ static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
         return PARSE_GO_ON;
     case OPT_PROGRESS:
         if (text == NULL)
-            text = progress_names[MGPU_PROGRESS_ALWAYS];
-        SET_ENUM("progress", progress_names, opt->progress, mgpu_progress_when);
+            text = mgpu_progress_names[MGPU_PROGRESS_ALWAYS];
+        SET_ENUM("progress", mgpu_progress_names, opt->progress, mgpu_progress_when);
     case OPT_NO_PROGRESS:
         opt->progress = MGPU_PROGRESS_NEVER;
         return PARSE_GO_ON;
@@ -756,7 +727,7 @@ static const char *const *bare_choices(const mgpu_program *program, int id)
     const mgpu_extra_option *extra = id >= OPT_EXTRA ? &program->extra[id - OPT_EXTRA] : NULL;
 
     if (id == OPT_PROGRESS)
-        return progress_names;
+        return mgpu_progress_names;
     return extra != NULL && extra->bare != NULL ? extra->choices : NULL;
 }
 
@@ -767,7 +738,7 @@ static const char *next_choice(const mgpu_program *program, int id, int argc, ch
 {
     const char *const *choices = bare_choices(program, id);
 
-    if (choices == NULL || optind >= argc || find_name(choices, argv[optind]) < 0)
+    if (choices == NULL || optind >= argc || mgpu_name_find(choices, argv[optind]) < 0)
         return NULL;
     return argv[optind++];
 }

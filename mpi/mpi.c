@@ -47,7 +47,7 @@ static const mgpu_program program = {
     .name = "mgpu-mpi",
     .strategy = "mpi",
     .summary = "one MPI rank per device, on one host or several: mpirun -np N mgpu-mpi",
-    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED),
+    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_MPI),
     .extra = extra,
     .deep_halo = 1,
 };

@@ -1,6 +1,6 @@
 /* test-options.c - the common command line: defaults, both spellings of a
- * value, strict numbers, names, the program's own options, and the one-line
- * message of every usage error.
+ * value, strict numbers, names (and the tables in mgpu.h that make them),
+ * the program's own options, and the one-line message of every usage error.
  *
  * Each error case captures stderr in a temporary file, so that the test can
  * check the message (one line, naming the option) and its own output stays
@@ -44,7 +44,7 @@ static const mgpu_program program = {
     .name = "test-prog",
     .strategy = "testing",
     .summary = "A program that only parses its options.",
-    .exchanges = MGPU_EXCHANGE_IN_PROCESS,
+    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_IN_PROCESS),
     .extra = extras,
 };
 
@@ -503,6 +503,80 @@ static void test_enum_names(void)
           "exchange names");
     CHECK(strcmp(mgpu_exchange_name(MGPU_EXCHANGE_COUNT), "unknown") == 0,
           "a value outside the enum is \"unknown\"");
+
+    /* Each list is made from its enum's table: a name per value, in order. */
+    int n = 0;
+    while (mgpu_exchange_names[n] != NULL)
+        n++;
+    CHECK(n == MGPU_EXCHANGE_COUNT, "a name per exchange mode (%d names, %d modes)", n,
+          MGPU_EXCHANGE_COUNT);
+    CHECK(strcmp(mgpu_backend_names[MGPU_BACKEND_HOST], "host") == 0 &&
+              mgpu_backend_names[MGPU_BACKEND_HOST + 1] == NULL &&
+              strcmp(mgpu_kernel_names[MGPU_KERNEL_JACOBI], "jacobi") == 0 &&
+              mgpu_kernel_names[MGPU_KERNEL_JACOBI + 1] == NULL &&
+              strcmp(mgpu_verify_names[MGPU_VERIFY_NONE], "none") == 0 &&
+              strcmp(mgpu_format_names[MGPU_FORMAT_JSON], "json") == 0 &&
+              strcmp(mgpu_bind_names[MGPU_BIND_NONE], "none") == 0 &&
+              strcmp(mgpu_progress_names[MGPU_PROGRESS_NEVER], "never") == 0 &&
+              mgpu_progress_names[MGPU_PROGRESS_NEVER + 1] == NULL,
+          "each names array indexed by its enum, NULL-ended");
+}
+
+static void test_name_lookup(void)
+{
+    char buf[64];
+
+    CHECK(mgpu_name_find(mgpu_exchange_names, "peer-async") == MGPU_EXCHANGE_PEER_ASYNC &&
+              mgpu_name_find(mgpu_backend_names, "auto") == MGPU_BACKEND_AUTO,
+          "mgpu_name_find: the index of a name");
+    CHECK(mgpu_name_find(mgpu_exchange_names, "Peer") == -1 &&
+              mgpu_name_find(mgpu_exchange_names, "") == -1,
+          "mgpu_name_find: -1 for no name of the list");
+    mgpu_names_join(buf, sizeof buf, mgpu_exchange_names,
+                    MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC),
+                    ", ");
+    CHECK(strcmp(buf, "staged, ipc") == 0, "mgpu_names_join: the masked names, in order: %s",
+          buf);
+    mgpu_names_join(buf, 10, mgpu_verify_names, MGPU_ALL_NAMES, "|");
+    CHECK(strcmp(buf, "auto|cpu|") == 0, "mgpu_names_join: cut to its buffer: %s", buf);
+    mgpu_names_join(buf, sizeof buf, mgpu_kernel_names, 0, "|");
+    CHECK(buf[0] == '\0', "mgpu_names_join: no name selected, empty");
+}
+
+/* Made-up configure flags, for a mode that only some builds have. */
+#define TEST_FLAG_ON 1
+#define TEST_FLAG_OFF 0
+/* TEST_FLAG_ABSENT: never defined. */
+
+/* A table of the shape of MGPU_EXCHANGE_MAP with two modes of such builds. */
+#define TEST_EXCHANGE_MAP(X, A)                                                         \
+    X(A, PEER, "peer", MGPU_BY_FORK | MGPU_BY_MPI)                                      \
+    X(A, IPC, "ipc", MGPU_IF_BUILT(TEST_FLAG_ABSENT, MGPU_BY_FORK))                     \
+    X(A, MPI, "mpi", MGPU_IF_BUILT(TEST_FLAG_ON, MGPU_BY_FORK))
+
+_Static_assert(MGPU_IF_BUILT(TEST_FLAG_ON, MGPU_BY_FORK | MGPU_BY_MPI) ==
+                   (MGPU_BY_FORK | MGPU_BY_MPI),
+               "a flag defined to 1: the programs of the row");
+_Static_assert(MGPU_IF_BUILT(TEST_FLAG_OFF, MGPU_BY_FORK) == 0, "a flag of 0: none");
+_Static_assert(MGPU_IF_BUILT(TEST_FLAG_ABSENT, MGPU_BY_FORK) == 0, "no flag: none");
+
+static void test_exchange_table(void)
+{
+    unsigned every = MGPU_EXCHANGES_OF(~0u);
+
+    CHECK(!(every & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_AUTO)),
+          "auto is no program's mode of its own (options.c adds it)");
+    CHECK(MGPU_EXCHANGES_OF(0) == 0, "no program, no mode");
+    CHECK(MGPU_EXCHANGES_OF(MGPU_BY_FORK | MGPU_BY_MPI) ==
+              (MGPU_EXCHANGES_OF(MGPU_BY_FORK) | MGPU_EXCHANGES_OF(MGPU_BY_MPI)),
+          "the modes of two kinds of program are the union of each's");
+
+    unsigned fork = 0u TEST_EXCHANGE_MAP(MGPU_EXCHANGE_IF_BY_, MGPU_BY_FORK);
+    unsigned mpi = 0u TEST_EXCHANGE_MAP(MGPU_EXCHANGE_IF_BY_, MGPU_BY_MPI);
+    CHECK(fork == (MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI)),
+          "a row of a build without its flag is offered by no program, one with it is (%#x)",
+          fork);
+    CHECK(mpi == MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER), "and only by its programs (%#x)", mpi);
 }
 
 /* The strict integer that every option and mgpu-p2p's and mgpu-compare's
@@ -539,6 +613,8 @@ int main(void)
     test_help_and_version();
     test_error_function();
     test_enum_names();
+    test_name_lookup();
+    test_exchange_table();
     test_parse_integer();
     return check_done();
 }

@@ -20,7 +20,7 @@ static const mgpu_program program = {
     .name = "test-prog",
     .strategy = "testing",
     .summary = "records",
-    .exchanges = MGPU_EXCHANGE_IN_PROCESS,
+    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_IN_PROCESS),
 };
 
 /* The fields every record has, in their order. */
