@@ -11,7 +11,7 @@
 const char *const mgpu_backend_names[] = {"auto", "cuda", "host", NULL};
 const char *const mgpu_kernel_names[] = {"pattern2d", "jacobi", NULL};
 const char *const mgpu_exchange_names[] = {
-    "auto", "peer", "peer-async", "staged", "direct", "mapped", "ipc", "mpi", NULL,
+    "auto", "peer", "peer-async", "staged", "direct", "mapped", "ipc", "mpi", "nccl", NULL,
 };
 
 /* A mode added to mgpu_exchange must get its name here too. */
