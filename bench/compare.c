@@ -44,7 +44,7 @@ static const struct strategy {
 
 /* The names of the options' values, NULL-ended. */
 static const char *const exchange_names[] = {"peer",   "peer-async", "staged", "direct",
-                                             "mapped", "ipc",        "mpi",    NULL};
+                                             "mapped", "ipc",        "mpi",    "nccl", NULL};
 #define NEXCHANGES ((int) (sizeof exchange_names / sizeof exchange_names[0]) - 1)
 static const char *const strategy_names[] = {"single", "fork", "pthread",    "openmp",
                                              "streams", "mpi", "persistent", NULL};
@@ -256,8 +256,8 @@ static void print_help(void)
     bench_help_line("--devices=LIST", "device counts, as 1,2,4 or 1-4 (default: 1, 2, 4, ... and "
                                       "all; host backend: 1,2)");
     bench_help_line("--exchanges=LIST", "only these exchange modes, of peer,peer-async,staged,"
-                                        "direct,mapped,ipc,mpi (default: each program's own, "
-                                        "from its --list-exchanges)");
+                                        "direct,mapped,ipc,mpi,nccl (default: each program's "
+                                        "own, from its --list-exchanges)");
     bench_help_line("--output=DIR", "where results and plots go (default: .)");
     bench_help_line("--from=FILE", "print and plot a results.json again, running nothing");
     bench_help_line("--mpirun=COMMAND", "how mgpu-mpi is started, -np N is added (default: "
