@@ -6,14 +6,19 @@
  * so the parent makes none before forking), holds its own slab of the grid
  * and steps it.  Processes share no memory but what the parent mapped
  * MAP_SHARED before forking: the step barrier, the halo slots, the IPC
- * handles, the timings, the failure reports and the result.  Halo rows
- * cross between processes in one of two ways (--exchange), K rows at a time
- * every K steps with --halo=K:
+ * handles, the NCCL id, the timings, the failure reports and the result.
+ * Halo rows cross between processes in one of three ways (--exchange), K rows
+ * at a time every K steps with --halo=K:
  *   staged  each worker copies its edge rows into pinned shared host memory;
  *           after the barrier its neighbours copy them into their halos;
  *   ipc     CUDA IPC: each worker maps its neighbours' device buffers and
  *           events into its own address space and pulls the rows device to
- *           device, ordered on the devices by the events.
+ *           device, ordered on the devices by the events;
+ *   nccl    each worker is one rank of an NCCL communicator, whose id the
+ *           parent made before forking (ncclGetUniqueId makes no CUDA call)
+ *           and left in the shared mapping; a worker's transfers of an
+ *           exchange are one group on its stream (lib/stencil.c), matched by
+ *           NCCL with its neighbours', and no barrier is needed for them.
  * The parent only watches (mgpu_workers_run): a worker that fails or dies
  * makes it stop the others, so that nobody waits forever at the barrier;
  * SIGINT or SIGTERM makes it stop them all; and no worker outlives it.
@@ -37,8 +42,8 @@
 static const mgpu_program program = {
     .name = "mgpu-fork",
     .strategy = "fork",
-    .summary = "one worker process per device (fork); halos through shared host memory or "
-               "CUDA IPC",
+    .summary = "one worker process per device (fork); halos through shared host memory, "
+               "CUDA IPC or NCCL",
     .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_FORK),
     .forks = 1,
     .binds_workers = 1,
@@ -54,6 +59,7 @@ typedef struct control {
     mgpu_ipc_handle buffer[MGPU_MAX_DEVICES][2]; /* ipc: each part's two buffers */
     mgpu_ipc_handle done[MGPU_MAX_DEVICES][2];   /* ipc: its cycle events, by parity */
     mgpu_ipc_handle pulled[MGPU_MAX_DEVICES];    /* ipc: its pulls are done */
+    mgpu_nccl_id nccl_id;                        /* nccl: the workers' communicator */
     mgpu_binding binding;                        /* the CPUs each worker got */
     /* [repeat * nparts + part]: each worker's time per run, then from
      * [repeats * nparts] on the seconds of it that it waited (at barriers,
@@ -106,8 +112,9 @@ static mgpu_status shared_create(shared *sh, const mgpu_run *run)
     *sh = (shared){0};
     sh->control_bytes = sizeof(control) + 2 * (size_t) run->repeats * n * sizeof(double);
     bool ok = (sh->control = map_shared(sh->control_bytes, "control block")) != NULL;
-    /* auto may resolve to staged in the workers: only ipc needs no slots. */
-    if (ok && opt->exchange != MGPU_EXCHANGE_IPC) {
+    /* auto may resolve to staged in the workers: only ipc and nccl need no
+     * slots. */
+    if (ok && opt->exchange != MGPU_EXCHANGE_IPC && opt->exchange != MGPU_EXCHANGE_NCCL) {
         sh->slot_bytes = 2 * n * 2 * mgpu_block_bytes(opt->nx, opt->halo);
         ok = (sh->slots = map_shared(sh->slot_bytes, "halo slots")) != NULL;
     }
@@ -336,9 +343,14 @@ static mgpu_status wait_for_pulls(worker *w)
     return MGPU_OK;
 }
 
-/* The exchange at STEP: publish (staged), meet, fetch. */
+/* The exchange at STEP: publish (staged), meet, fetch; or with NCCL the
+ * stencil domain's transfers, which need no meeting. */
 static mgpu_status exchange(worker *w, long long step)
 {
+    if (w->mode == MGPU_EXCHANGE_NCCL) {
+        MGPU_TRY(mgpu_stencil_send(w->st, w->part, step));
+        return mgpu_stencil_recv(w->st, w->part, step);
+    }
     if (w->mode == MGPU_EXCHANGE_STAGED) {
         mgpu_trace_begin(MGPU_TRACE_SEND, w->part, step);
         mgpu_status status = publish_edges(w, step);
@@ -433,13 +445,15 @@ static mgpu_status worker_run(worker *w)
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = w->mode,
         .seed = opt->seed, .nparts = w->nparts, .first_part = p, .local_parts = 1,
         .halo = opt->halo, .time_block = opt->time_block, .steps = opt->steps,
+        .nccl_id = w->mode == MGPU_EXCHANGE_NCCL ? &w->sh->control->nccl_id : NULL,
     };
+    /* nccl: this joins the communicator, once every worker has come. */
     MGPU_TRY(mgpu_stencil_create(&w->st, &desc));
     MGPU_TRY(mgpu_device_set(p));
     if (w->mode == MGPU_EXCHANGE_STAGED) {
         MGPU_TRY(mgpu_host_register(w->sh->slots, w->sh->slot_bytes));
         w->registered = true;
-    } else {
+    } else if (w->mode == MGPU_EXCHANGE_IPC) {
         MGPU_TRY(ipc_connect(w));
     }
     /* Worker 0 tells the progress, on the stderr it shares with its parent. */
@@ -478,8 +492,12 @@ static mgpu_status worker_run(worker *w)
     return MGPU_OK;
 }
 
-static void worker_cleanup(worker *w)
+/* After a failure (FAILED) NCCL's transfers may wait for a neighbour that
+ * will not send: they are aborted first, or the wait below would hang. */
+static void worker_cleanup(worker *w, bool failed)
 {
+    if (w->st && failed)
+        mgpu_stencil_abort(w->st);
     if (w->st)
         mgpu_stencil_synchronize(w->st, w->part); /* no copy still uses what goes */
     ipc_close(w);
@@ -532,7 +550,7 @@ static int worker_main(void *ctx, int part)
         mgpu_progress_end(a->run->progress);
     if (status != MGPU_OK)
         report_failure(a->sh->control, part, status);
-    worker_cleanup(&w);
+    worker_cleanup(&w, status != MGPU_OK);
     return status == MGPU_OK ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
@@ -566,7 +584,12 @@ static mgpu_status fork_strategy(void *ctx, mgpu_run *run)
                               mgpu_backend_name(mgpu_backend_active()));
     shared sh;
     MGPU_TRY(shared_create(&sh, run));
-    mgpu_status status = run_workers(&sh, run, interrupted);
+    /* A new id for every set of workers: an id serves one communicator. */
+    mgpu_status status = opt->exchange == MGPU_EXCHANGE_NCCL
+                             ? mgpu_nccl_id_create(&sh.control->nccl_id)
+                             : MGPU_OK;
+    if (status == MGPU_OK)
+        status = run_workers(&sh, run, interrupted);
     if (status == MGPU_OK) {
         /* A run takes as long as its slowest worker: each timed its steps
          * from the barrier that started them all to the end of the work on

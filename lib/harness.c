@@ -90,6 +90,9 @@ static int run_program(const mgpu_program *program, int argc, char **argv,
         status = resolve_devices(&opt, &ndevices);
     if (status == MGPU_OK)
         status = mgpu_fault_validate(ndevices, opt.steps);
+    /* Known only now that the backend is: NCCL moves device memory. */
+    if (status == MGPU_OK && opt.exchange == MGPU_EXCHANGE_NCCL)
+        status = mgpu_nccl_check();
     if (status != MGPU_OK)
         return finish(program, NULL, status);
 

@@ -134,6 +134,33 @@ mgpu_event *mgpu_stencil_join_event(const mgpu_stencil *st, int part);
 /* Its halo rows a side (--halo): graphs take only 1. */
 int mgpu_stencil_halo(const mgpu_stencil *st);
 
+/* NCCL communicators (nccl.c), one per part, rank = part.  Without NCCL in
+ * the build every call fails (mgpu_nccl_check says why first). */
+typedef struct mgpu_nccl_comm mgpu_nccl_comm;
+/* What a build without NCCL lacks, in words; NULL in a build with it. */
+const char *mgpu_nccl_missing(void);
+/* Join communicator ID of NRANKS as ranks FIRST .. FIRST+COUNT-1, rank
+ * FIRST+i on DEVICES[i], into COMMS[i]: one group, so that one thread may
+ * join several ranks; returns once every rank of every process has joined.
+ * After a failure none is left. */
+mgpu_status mgpu_nccl_comms_create(const mgpu_nccl_id *id, int nranks, int first, int count,
+                                   const int *devices, mgpu_nccl_comm **comms);
+/* Free COMM: destroyed once its work is done, or with ABORT aborted, which
+ * stops its kernels that wait for a peer (ncclCommAbort).  NULL is nothing. */
+void mgpu_nccl_comm_free(mgpu_nccl_comm *comm, bool abort);
+/* Bracket transfers that must go out together: one NCCL group; groups nest. */
+mgpu_status mgpu_nccl_group_begin(void);
+mgpu_status mgpu_nccl_group_end(void);
+/* COUNT floats from BUF to rank PEER, or from PEER into BUF, on STREAM (of
+ * COMM's device), inside a group. */
+mgpu_status mgpu_nccl_send(mgpu_nccl_comm *comm, const float *buf, size_t count, int peer,
+                           mgpu_stream *stream);
+mgpu_status mgpu_nccl_recv(mgpu_nccl_comm *comm, float *buf, size_t count, int peer,
+                           mgpu_stream *stream);
+/* Wait for the work on STREAM, COMM's asynchronous errors watched meanwhile
+ * (a failed peer connection is reported, not waited for forever). */
+mgpu_status mgpu_nccl_wait(mgpu_nccl_comm *comm, mgpu_stream *stream);
+
 /* The device time of one step (step-time.c): the kernel of the largest of
  * NDEVICES parts alone on device 0, launched back to back, per launch. */
 mgpu_status mgpu_step_device_time(const mgpu_options *opt, int ndevices, double *seconds);

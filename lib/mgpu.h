@@ -367,7 +367,9 @@ enum {
     /* between processes: CUDA IPC */                                                   \
     X(A, IPC, "ipc", MGPU_BY_FORK)                                                      \
     /* between ranks: MPI */                                                            \
-    X(A, MPI, "mpi", MGPU_BY_MPI)
+    X(A, MPI, "mpi", MGPU_BY_MPI)                                                       \
+    /* ncclSend/ncclRecv, a communicator per part (a build without NCCL refuses it) */ \
+    X(A, NCCL, "nccl", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS | MGPU_BY_FORK)
 
 typedef enum mgpu_exchange {
 #define MGPU_EXCHANGE_VALUE_(a, suffix, name, by) MGPU_EXCHANGE_##suffix,
@@ -406,6 +408,10 @@ typedef struct mgpu_stencil_desc {
     int halo;               /* halo rows a side, exchanged every HALO steps; 0: 1 */
     int time_block;         /* steps per pass over memory, at most HALO; 0: auto */
     long long steps;        /* steps of a run, where passes end; 0: unbounded */
+    /* nccl: the communicator's id, the same in every process that holds
+     * parts (mgpu_nccl_id_create in one, handed to the others); NULL where
+     * this process holds every part, which then makes one itself. */
+    const struct mgpu_nccl_id *nccl_id;
 } mgpu_stencil_desc;
 
 
@@ -453,10 +459,24 @@ mgpu_status mgpu_stencil_reset(mgpu_stencil *stencil, int part);
 mgpu_status mgpu_stencil_send(mgpu_stencil *stencil, int part, long long step);
 mgpu_status mgpu_stencil_recv(mgpu_stencil *stencil, int part, long long step);
 mgpu_status mgpu_stencil_compute(mgpu_stencil *stencil, int part, long long step);
+/* A thread that issues the sends of several parts (mgpu-single, -streams)
+ * brackets them: in mode nccl their transfers then go out as one NCCL group,
+ * which one thread driving several devices needs (a part's transfer waits
+ * for its neighbour's, which the thread would issue only afterwards).  In
+ * the other modes nothing.  Every begin is ended, after a failure too. */
+mgpu_status mgpu_stencil_send_begin(mgpu_stencil *stencil);
+mgpu_status mgpu_stencil_send_end(mgpu_stencil *stencil);
 /* Compute only slab rows [R0, R1) (global row numbers) on STREAM. */
 mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *stencil, int part, long long step,
                                       long long r0, long long r1, mgpu_stream *stream);
 mgpu_status mgpu_stencil_synchronize(mgpu_stencil *stencil, int part);
+/* After a failure, before waiting for anything: stop the work on the local
+ * parts' streams that may wait for a part that will never send (mode nccl:
+ * every communicator is aborted, ncclCommAbort), so that synchronizing and
+ * destroying return.  The domain can only be destroyed after.  Nothing in
+ * the other modes.  mgpu_stencil_destroy does it itself when a part's
+ * stream is still busy. */
+void mgpu_stencil_abort(mgpu_stencil *stencil);
 
 /* For strategies that move halos themselves (between processes or ranks):
  * a row of PART's field before STEP, nx floats of device memory.  FIRST and
@@ -508,6 +528,42 @@ mgpu_status mgpu_stencil_gather(mgpu_stencil *stencil, int part, long long steps
  * made (mgpu_field_fill_halo_rows): the final field a strategy that holds
  * all parts leaves in mgpu_run's FIELD. */
 mgpu_status mgpu_stencil_gather_all(mgpu_stencil *stencil, long long steps, float *field);
+
+/* ------------------------------------------------- NCCL (lib/nccl.c) */
+
+/* Exchange mode nccl: each part is rank PART of one NCCL communicator of
+ * all the parts, whichever process holds it, so the same stencil domain
+ * serves one process (a communicator per device) and several (mgpu-fork's
+ * workers, MPI ranks on any hosts).  mgpu_stencil_send issues a part's whole
+ * exchange, its ncclSend of each edge block and ncclRecv into each halo block
+ * (in place: the blocks are contiguous), as one group on the part's stream;
+ * recv has nothing left to do, and no host waits inside a run.
+ *
+ * Processes that each hold some parts share the communicator's id: one makes
+ * it (mgpu_nccl_id_create), hands its bytes to the others (shared memory,
+ * MPI_Bcast), and every one names it in mgpu_stencil_desc.nccl_id.  Creating
+ * the domain joins the communicator, so it waits until every process has.
+ * The process that made the id serves that meeting from a thread of its
+ * own, and must live until all have joined.
+ *
+ * NVLink multicast (NVLS) is never used: before the first id or
+ * communicator, NCCL_NVLS_ENABLE=0 is set where the environment leaves it
+ * unset (multicast objects can take a shared machine's GPUs out of service,
+ * and send/recv has no use for them). */
+#define MGPU_NCCL_ID_BYTES 128
+typedef struct mgpu_nccl_id {
+    unsigned char bytes[MGPU_NCCL_ID_BYTES];
+} mgpu_nccl_id;
+
+/* 1 when this build has NCCL (configure --with-nccl). */
+int mgpu_nccl_built(void);
+/* Whether --exchange=nccl can run here: MGPU_ERR_USAGE, with a line that
+ * says what is missing, in a build without NCCL or on the host backend
+ * (whose devices have no device memory to share). */
+mgpu_status mgpu_nccl_check(void);
+/* A new communicator id (ncclGetUniqueId).  It makes no CUDA call, so a
+ * parent may make it before it forks the workers that use it. */
+mgpu_status mgpu_nccl_id_create(mgpu_nccl_id *id);
 
 /* ------------------------------------------------------ fault injection */
 

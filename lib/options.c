@@ -294,17 +294,32 @@ static int set_name(const mgpu_program *program, const char *option, const char 
     return PARSE_GO_ON;
 }
 
-/* --exchange: a known mode, and one that this program implements; "auto"
- * always is, the program resolves it. */
+/* The exchange modes PROGRAM implements in this build, auto included (the
+ * program resolves it): nccl only where the build has NCCL. */
+static unsigned exchanges_built(const mgpu_program *program)
+{
+    unsigned modes = program->exchanges | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_AUTO);
+    if (!mgpu_nccl_built())
+        modes &= ~MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL);
+    return modes;
+}
+
+/* --exchange: a known mode, and one that this program implements in this
+ * build. */
 static int set_exchange(const mgpu_program *program, const char *text, mgpu_exchange *exchange)
 {
-    unsigned supported = program->exchanges | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_AUTO);
+    unsigned supported = exchanges_built(program);
     int mode = text ? mgpu_name_find(mgpu_exchange_names, text) : -1;
     char names[256];
 
     mgpu_names_join(names, sizeof names, mgpu_exchange_names, supported, ", ");
     if (mode < 0)
         return bad_value(program, "exchange", text, VALUE_UNKNOWN, names);
+    if (mode == MGPU_EXCHANGE_NCCL && (program->exchanges & MGPU_EXCHANGE_BIT(mode)) &&
+        mgpu_nccl_missing() != NULL) {
+        mgpu_error(program, "--exchange=nccl: %s", mgpu_nccl_missing());
+        return PARSE_EXIT_USAGE;
+    }
     if (!(supported & MGPU_EXCHANGE_BIT(mode))) {
         mgpu_error(program, "--exchange: '%s' is not supported by %s (supported: %s)", text,
                    program->name, names);
@@ -515,7 +530,7 @@ static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
 
 static void print_usage(const mgpu_program *program, FILE *out)
 {
-    unsigned exchanges = program->exchanges | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_AUTO);
+    unsigned exchanges = exchanges_built(program);
     char names[256];
 
     fprintf(out, "Usage: %s [OPTION]...\n", program->name);
@@ -580,6 +595,9 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "CUDA_VISIBLE_DEVICES", "the GPUs the CUDA runtime shows, and their order");
     help_line(out, "OMP_PROC_BIND, OMP_PLACES",
               "when set, OpenMP's placement of threads is kept, not --bind's");
+    if (exchanges & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL))
+        help_line(out, "NCCL_NVLS_ENABLE", "--exchange=nccl sets it to 0 where unset: NVLink "
+                                           "multicast stays off");
 }
 
 /* -------------------------------------------------------------- parsing */
@@ -781,8 +799,9 @@ static int parse_arguments(mgpu_options *opt, const mgpu_program *program,
     if (list_exchanges) {
         /* For programs that run this one (mgpu-compare): no auto, which
          * resolves to one of these. */
+        unsigned modes = exchanges_built(program);
         for (int mode = 0; mgpu_exchange_names[mode] != NULL; mode++)
-            if (mode != MGPU_EXCHANGE_AUTO && (program->exchanges & MGPU_EXCHANGE_BIT(mode)))
+            if (mode != MGPU_EXCHANGE_AUTO && (modes & MGPU_EXCHANGE_BIT(mode)))
                 printf("%s\n", mgpu_exchange_names[mode]);
         return PARSE_EXIT_OK;
     }

@@ -65,6 +65,11 @@ mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
                                          "with a GPU)",
                          option, mgpu_backend_name(mgpu_backend_active()));
     mgpu_exchange mode = mgpu_stencil_exchange_mode(st);
+    if (mode == MGPU_EXCHANGE_NCCL)
+        return mgpu_fail(MGPU_ERR_USAGE, "%s: --exchange=nccl's groups are issued step by "
+                                         "step, not captured (accepted with %s: peer-async, "
+                                         "direct)",
+                         option, option);
     if (mode != MGPU_EXCHANGE_PEER_ASYNC && mode != MGPU_EXCHANGE_DIRECT)
         return mgpu_fail(MGPU_ERR_USAGE, "%s: --exchange=%s waits on the host and cannot be "
                                          "captured into a graph (accepted with %s: "

@@ -41,7 +41,20 @@
  * them; the last pass of a cycle, which may be issued after, touches no
  * halo row.  That barrier is essential: a strategy that drops the barriers
  * of the steps that exchange nothing must keep those of the step before an
- * exchange and of the exchange itself. */
+ * exchange and of the exchange itself.
+ *
+ * Mode nccl needs none of those orders from outside: a part's send issues
+ * its whole exchange on its own stream, ncclSend of its edge blocks and
+ * ncclRecv into its halo blocks, one NCCL group, and NCCL matches each
+ * transfer with the neighbour's.  The receive writes the halos after this
+ * part's earlier passes (its own stream) and the transfer reads the edge
+ * rows before its later ones, so neither buffers nor events are needed, nor
+ * neighbours in this process: each part is rank PART of one communicator,
+ * wherever the other ranks live.  Two sends to one neighbour (two parts of a
+ * periodic grid, or one part its own neighbour) are matched with its
+ * receives in the order posted: first towards the part above (the first
+ * block into its bottom halo), then towards the part below; a receiver
+ * posts the bottom halo (from below) before the top one (from above). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -77,6 +90,7 @@ typedef struct part {
     int above, below;    /* part that fills the top / bottom halo, or -1 */
     long long delivered; /* direct: the step whose halos this part's last
                             kernel already stored in its neighbours, or -1 */
+    mgpu_nccl_comm *comm; /* nccl: this part's rank */
 } part;
 
 struct mgpu_stencil {
@@ -254,6 +268,88 @@ static mgpu_status part_alloc(mgpu_stencil *st, part *pt)
     return MGPU_OK;
 }
 
+static mgpu_status nccl_exchange(mgpu_stencil *st, part *pt, long long step);
+
+/* nccl: join the communicator, a rank per local part, with the id given or,
+ * where this process holds every part, one made here; then connect every
+ * pair of neighbours.  A first transfer between two ranks sets up their
+ * connection, which takes milliseconds and waits for the peer: here it is
+ * in no run's time, and one thread may issue a step's transfers of several
+ * parts without any of them waiting on the host. */
+static mgpu_status nccl_join(mgpu_stencil *st, const mgpu_nccl_id *given)
+{
+    mgpu_nccl_id made;
+    if (!given && st->count != st->desc.nparts)
+        return mgpu_fail(MGPU_ERR_USAGE, "--exchange=nccl: this process holds parts [%d, %d) "
+                                         "of %d, and no communicator id was given (the "
+                                         "stencil's nccl_id)",
+                         st->first, st->first + st->count, st->desc.nparts);
+    if (!given) {
+        MGPU_TRY(mgpu_nccl_id_create(&made));
+        given = &made;
+    }
+    int devices[MGPU_MAX_DEVICES];
+    mgpu_nccl_comm *comms[MGPU_MAX_DEVICES];
+    for (int i = 0; i < st->count; i++)
+        devices[i] = st->parts[st->first + i].slab.device;
+    MGPU_TRY(mgpu_nccl_comms_create(given, st->desc.nparts, st->first, st->count, devices,
+                                    comms));
+    for (int i = 0; i < st->count; i++)
+        st->parts[st->first + i].comm = comms[i];
+    /* The edge rows go out before any reset wrote them: zeros, not memory
+     * that was never written (compute-sanitizer's initcheck). */
+    const mgpu_row edges[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
+    for (int p = st->first; p < st->first + st->count; p++)
+        for (int e = 0; e < 2; e++)
+            MGPU_TRY(mgpu_memset(st->parts[p].slab.device, mgpu_stencil_block(st, p, 0, edges[e]),
+                                 0, block_bytes(st, &st->parts[p])));
+    int previous;
+    MGPU_TRY(mgpu_device_get(&previous));
+    MGPU_TRY(mgpu_nccl_group_begin());
+    mgpu_status status = MGPU_OK;
+    for (int p = st->first; p < st->first + st->count && status == MGPU_OK; p++) {
+        status = mgpu_device_set(st->parts[p].slab.device);
+        if (status == MGPU_OK)
+            status = nccl_exchange(st, &st->parts[p], 0);
+    }
+    mgpu_status ended = mgpu_nccl_group_end();
+    if (status == MGPU_OK)
+        status = ended;
+    for (int p = st->first; p < st->first + st->count && status == MGPU_OK; p++)
+        status = mgpu_nccl_wait(st->parts[p].comm, st->parts[p].stream);
+    if (status == MGPU_OK)
+        status = mgpu_device_set(previous);
+    return status;
+}
+
+/* Free the communicators, aborting them all when a part's stream is still
+ * busy (after a failure its transfers may wait for a part that never sends;
+ * in one process the communicators wait for each other, so all go). */
+static void nccl_leave(mgpu_stencil *st)
+{
+    bool busy = false;
+    for (int p = st->first; p < st->first + st->count; p++) {
+        part *pt = &st->parts[p];
+        int done = 1;
+        if (pt->comm && (mgpu_stream_query(pt->stream, &done) != MGPU_OK || !done))
+            busy = true;
+    }
+    for (int p = st->first; p < st->first + st->count; p++) {
+        mgpu_nccl_comm_free(st->parts[p].comm, busy);
+        st->parts[p].comm = NULL;
+    }
+}
+
+void mgpu_stencil_abort(mgpu_stencil *st)
+{
+    if (!st)
+        return;
+    for (int p = st->first; p < st->first + st->count; p++) {
+        mgpu_nccl_comm_free(st->parts[p].comm, true);
+        st->parts[p].comm = NULL;
+    }
+}
+
 static mgpu_status resolve_mode(mgpu_stencil *st)
 {
     st->mode = st->desc.exchange;
@@ -273,6 +369,8 @@ static mgpu_status resolve_mode(mgpu_stencil *st)
     case MGPU_EXCHANGE_IPC:
     case MGPU_EXCHANGE_MPI:
         return MGPU_OK; /* the last two belong to the strategies */
+    case MGPU_EXCHANGE_NCCL:
+        return mgpu_nccl_check(); /* a build with NCCL, the cuda backend */
     default:
         return mgpu_fail(MGPU_ERR_USAGE, "--exchange: unknown mode %d", (int) st->mode);
     }
@@ -291,6 +389,7 @@ mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc 
         return mgpu_fail(MGPU_ERR_NOMEM, "stencil: out of host memory");
     st->desc = *desc;
     st->desc.devices = NULL; /* not kept: the slabs hold the devices */
+    st->desc.nccl_id = NULL; /* used once, by nccl_join */
     st->halo = desc->halo > 0 ? desc->halo : 1;
     st->block = mgpu_time_block_resolve(desc->time_block, st->halo);
     st->steps = desc->steps;
@@ -329,6 +428,8 @@ mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc 
     for (int p = st->first; p < st->first + st->count; p++)
         if ((status = part_alloc(st, &st->parts[p])) != MGPU_OK)
             goto fail;
+    if (st->mode == MGPU_EXCHANGE_NCCL && (status = nccl_join(st, desc->nccl_id)) != MGPU_OK)
+        goto fail;
     if (st->first == 0 &&
         (status = mgpu_event_create(st->parts[0].slab.device, 0, &st->fork)) != MGPU_OK)
         goto fail;
@@ -343,6 +444,7 @@ void mgpu_stencil_destroy(mgpu_stencil *st)
 {
     if (!st)
         return;
+    nccl_leave(st);
     /* Nothing may still use the buffers when they are freed: not the parts'
      * streams, and not a copy on a device's default stream (cudaMemcpyPeer)
      * that writes a neighbour's halo.  A failed device cannot be waited for;
@@ -585,10 +687,50 @@ static mgpu_status wait_for_receivers(mgpu_stencil *st, part *pt)
     return MGPU_OK;
 }
 
+/* nccl: PT's edge blocks to its neighbours and their edge blocks into its
+ * halos, in place, one group on its stream (see the top for the order). */
+static mgpu_status nccl_transfers(mgpu_stencil *st, part *pt, long long step)
+{
+    const size_t n = block_floats(st, pt);
+    const int p = pt->slab.part;
+    if (pt->above >= 0)
+        MGPU_TRY(mgpu_nccl_send(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_FIRST), n,
+                                pt->above, pt->stream));
+    if (pt->below >= 0)
+        MGPU_TRY(mgpu_nccl_send(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_LAST), n,
+                                pt->below, pt->stream));
+    if (pt->below >= 0)
+        MGPU_TRY(mgpu_nccl_recv(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_HALO_BOTTOM),
+                                n, pt->below, pt->stream));
+    if (pt->above >= 0)
+        MGPU_TRY(mgpu_nccl_recv(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_HALO_TOP), n,
+                                pt->above, pt->stream));
+    return MGPU_OK;
+}
+
+static mgpu_status nccl_exchange(mgpu_stencil *st, part *pt, long long step)
+{
+    MGPU_TRY(mgpu_nccl_group_begin());
+    mgpu_status status = nccl_transfers(st, pt, step);
+    mgpu_status ended = mgpu_nccl_group_end(); /* the group is closed after a failure too */
+    return status != MGPU_OK ? status : ended;
+}
+
+mgpu_status mgpu_stencil_send_begin(mgpu_stencil *st)
+{
+    return st->mode == MGPU_EXCHANGE_NCCL ? mgpu_nccl_group_begin() : MGPU_OK;
+}
+
+mgpu_status mgpu_stencil_send_end(mgpu_stencil *st)
+{
+    return st->mode == MGPU_EXCHANGE_NCCL ? mgpu_nccl_group_end() : MGPU_OK;
+}
+
 static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
 {
     MGPU_TRY(check_current(pt));
-    MGPU_TRY(check_neighbours_local(st, pt));
+    if (st->mode != MGPU_EXCHANGE_NCCL) /* a communicator reaches them anywhere */
+        MGPU_TRY(check_neighbours_local(st, pt));
     if (!exchanges_at(st, step))
         return MGPU_OK;
     const int parity = exchange_parity(st, step);
@@ -633,6 +775,8 @@ static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
         }
         return mgpu_stream_synchronize(pt->stream);
     }
+    case MGPU_EXCHANGE_NCCL:
+        return nccl_exchange(st, pt, step);
     default:
         return mgpu_fail(MGPU_ERR_UNSUPPORTED, "--exchange=%s is done by the strategy, "
                                                "not the stencil domain",
@@ -655,6 +799,8 @@ static mgpu_status recv_part(mgpu_stencil *st, int p, long long step)
 {
     part *pt = &st->parts[p];
     MGPU_TRY(check_current(pt));
+    if (st->mode == MGPU_EXCHANGE_NCCL)
+        return MGPU_OK; /* its send received too */
     MGPU_TRY(check_neighbours_local(st, pt));
     if (!exchanges_at(st, step))
         return MGPU_OK;
@@ -788,7 +934,12 @@ mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)
 
 mgpu_status mgpu_stencil_synchronize(mgpu_stencil *st, int p)
 {
-    MGPU_TRY(mgpu_stream_synchronize(st->parts[p].stream));
+    part *pt = &st->parts[p];
+    /* nccl: not blocked in cudaStreamSynchronize, where a transfer from a
+     * peer that failed would hold the host forever. */
+    if (pt->comm)
+        return mgpu_nccl_wait(pt->comm, pt->stream);
+    MGPU_TRY(mgpu_stream_synchronize(pt->stream));
     /* cudaMemcpyPeer runs on the current device's legacy default stream,
      * which waiting for the part's own stream does not cover. */
     if (st->mode == MGPU_EXCHANGE_PEER)

@@ -49,16 +49,27 @@ static mgpu_status leave(void)
     return context == CONTEXT_DRIVER ? mgpu_context_pop() : MGPU_OK;
 }
 
-/* One step on N devices, two passes over them: every device sends its edge
- * rows to its neighbours, then every device takes its halos and launches its
- * kernel.  Nothing here waits for a device. */
-static mgpu_status issue_step(mgpu_stencil *st, int n, long long step, int compute)
+static mgpu_status send_all(mgpu_stencil *st, int n, long long step)
 {
     for (int p = 0; p < n; p++) {
         MGPU_TRY(enter(mgpu_stencil_device(st, p)));
         MGPU_TRY(mgpu_stencil_send(st, p, step));
         MGPU_TRY(leave());
     }
+    return MGPU_OK;
+}
+
+/* One step on N devices, two passes over them: every device sends its edge
+ * rows to its neighbours, then every device takes its halos and launches its
+ * kernel.  Nothing here waits for a device.  The sends are bracketed: in
+ * mode nccl one thread issues every device's transfers, as one group. */
+static mgpu_status issue_step(mgpu_stencil *st, int n, long long step, int compute)
+{
+    MGPU_TRY(mgpu_stencil_send_begin(st));
+    mgpu_status sent = send_all(st, n, step);
+    mgpu_status ended = mgpu_stencil_send_end(st);
+    MGPU_TRY(sent);
+    MGPU_TRY(ended);
     for (int p = 0; p < n; p++) {
         MGPU_TRY(enter(mgpu_stencil_device(st, p)));
         MGPU_TRY(mgpu_stencil_recv(st, p, step));

@@ -376,18 +376,35 @@ mgpu_status streams_synchronize(streams_domain *dom)
     return MGPU_OK;
 }
 
-/* Deep halos: the stencil domain's steps, as one thread issues them in
- * mgpu-single (every part sends, then every part receives and computes); in
- * modes peer-async and direct nothing waits on the host, the streams order
- * themselves through the domain's events.  Its edge-row streams and events
- * are for one-row halos and stay idle. */
+/* Deep halos, and mode nccl: the stencil domain's steps, as one thread
+ * issues them in mgpu-single (every part sends, then every part receives
+ * and computes); in modes peer-async and direct nothing waits on the host,
+ * the streams order themselves through the domain's events, and in mode
+ * nccl every part's transfers of a step go out as one group on the parts'
+ * streams.  The edge-row streams and events are for one-row halos moved by
+ * copies and stay idle. */
+static bool domain_steps(const streams_domain *dom)
+{
+    return dom->deep || dom->mode == MGPU_EXCHANGE_NCCL;
+}
+
+static mgpu_status send_all(streams_domain *dom, long long step)
+{
+    for (int p = 0; p < dom->nparts; p++) {
+        MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+        MGPU_TRY(mgpu_stencil_send(dom->st, p, step));
+    }
+    return MGPU_OK;
+}
+
 static mgpu_status deep_steps(streams_domain *dom, long long steps, int compute)
 {
     for (long long step = 0; step < steps; step++) {
-        for (int p = 0; p < dom->nparts; p++) {
-            MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
-            MGPU_TRY(mgpu_stencil_send(dom->st, p, step));
-        }
+        MGPU_TRY(mgpu_stencil_send_begin(dom->st));
+        mgpu_status sent = send_all(dom, step);
+        mgpu_status ended = mgpu_stencil_send_end(dom->st);
+        MGPU_TRY(sent);
+        MGPU_TRY(ended);
         for (int p = 0; p < dom->nparts; p++) {
             MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
             MGPU_TRY(mgpu_stencil_recv(dom->st, p, step));
@@ -409,7 +426,7 @@ mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_
     for (int p = 0; p < dom->nparts; p++)
         MGPU_TRY(mgpu_device_synchronize(slab_of(dom, p)->device));
     double start = mgpu_now();
-    if (dom->deep) {
+    if (domain_steps(dom)) {
         MGPU_TRY(deep_steps(dom, steps, compute));
         *host_seconds = mgpu_now() - start;
         for (int p = 0; p < dom->nparts; p++)

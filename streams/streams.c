@@ -100,6 +100,13 @@ static mgpu_status check_request(const streams_options *o, const mgpu_options *o
                                               "halos by cudaMemcpyPeer and "
                                               "cudaMemcpyPeerAsync (accepted with it: "
                                               "--halo=1)");
+    /* NCCL's transfers of a part are one group on its stream, issued by the
+     * stencil domain: nothing for the edge rows' own streams to overlap. */
+    if (opt->exchange == MGPU_EXCHANGE_NCCL && (o->overlap == STREAMS_OVERLAP_ON || o->graph))
+        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=nccl: each part's halos are one NCCL "
+                                              "group on its stream, issued as mgpu-single "
+                                              "does (accepted with it: --overlap=off or auto, "
+                                              "no --graph)");
     if (o->graph + o->pipeline + o->monitor > 1)
         return mgpu_error_set(MGPU_ERR_USAGE, "--graph, --pipeline, --monitor: these are "
                                               "modes (accepted: one of them at most)");
@@ -216,9 +223,9 @@ static mgpu_status compare(const streams_options *o, streams_domain *dom, const 
         mgpu_record_set_number(rec, "time_nograph_s", other_s);
         mgpu_record_set_number(rec, "host_us_per_step_nograph", other_host_s / steps * 1e6);
         mgpu_record_set_number(rec, "graph_gain", other_s / time_s);
-    } else if (run->opt->halo == 1) {
-        /* With deep halos the stencil domain steps, overlap or not: there
-         * is no other variant to time. */
+    } else if (run->opt->halo == 1 && dom->mode != MGPU_EXCHANGE_NCCL) {
+        /* With deep halos, or NCCL's, the stencil domain steps, overlap or
+         * not: there is no other variant to time. */
         dom->overlap = !dom->overlap;
         mgpu_status status = time_variant(dom, run, dom->overlap ? "overlap on" : "overlap off",
                                           1, &other_s, &other_host_s);
@@ -266,7 +273,8 @@ static mgpu_status overlapped(const streams_options *o, mgpu_run *run)
         MGPU_TRY(mgpu_decompose(run->opt->ny, run->ndevices, slabs));
         long long cells = (slabs[0].row_end - slabs[0].row_begin) * run->opt->nx;
         long long least = o->graph ? OVERLAP_MIN_CELLS_GRAPH : OVERLAP_MIN_CELLS;
-        overlap = run->ndevices > 1 && cells >= least && run->opt->halo == 1;
+        overlap = run->ndevices > 1 && cells >= least && run->opt->halo == 1 &&
+                  mode != MGPU_EXCHANGE_NCCL;
     }
     streams_domain dom;
     mgpu_graph *graph = NULL;

@@ -43,7 +43,8 @@ typedef struct streams_domain {
     mgpu_stencil *st;
     int nparts;
     long long nx;
-    mgpu_exchange mode; /* how edge rows travel: peer, peer-async or direct */
+    mgpu_exchange mode; /* how edge rows travel: peer, peer-async or direct;
+                           nccl: the stencil domain's steps, as with deep */
     int overlap;        /* 0: one stream per part, compute then send */
     int deep;           /* --halo > 1: the stencil domain's own exchange (send,
                            recv, compute), which moves K rows every K steps */

@@ -343,6 +343,29 @@ static void test_exchange_mask(void)
     CHECK(code == -1 && opt.exchange == MGPU_EXCHANGE_AUTO, "auto is always accepted");
 }
 
+/* nccl is a mode only where the build has NCCL: elsewhere asking for it is
+ * a usage error that says what is missing, in a program that implements it. */
+static void test_exchange_nccl(void)
+{
+    mgpu_options opt;
+    static const mgpu_program with_nccl = {
+        .name = "test-nccl",
+        .strategy = "single-thread",
+        .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_IN_PROCESS),
+    };
+    CHECK(strcmp(mgpu_exchange_name(MGPU_EXCHANGE_NCCL), "nccl") == 0, "exchange name nccl");
+    int code = parse_args(&opt, &with_nccl, "--exchange=nccl", (const char *)NULL);
+    if (mgpu_nccl_built())
+        CHECK(code == -1 && opt.exchange == MGPU_EXCHANGE_NCCL, "nccl in a build with NCCL");
+    else
+        CHECK(code == 2 && strstr(err, "--exchange=nccl: this build has no NCCL") &&
+                  strstr(err, "--with-nccl") && strchr(err, '\n') == NULL,
+              "nccl in a build without NCCL: %s", err);
+    code = PARSE(&opt, "--exchange=nccl");
+    CHECK(code == 2 && strstr(err, "not supported by test-prog"),
+          "nccl where the program lacks it: %s", err);
+}
+
 static void test_extra_options(void)
 {
     mgpu_options opt;
@@ -605,6 +628,7 @@ int main(void)
     test_grid_limits();
     test_names();
     test_exchange_mask();
+    test_exchange_nccl();
     test_extra_options();
     test_size_option();
     test_bare_choice();
