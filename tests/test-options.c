@@ -44,7 +44,9 @@ static const mgpu_program program = {
     .name = "test-prog",
     .strategy = "testing",
     .summary = "A program that only parses its options.",
-    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_IN_PROCESS),
+    /* The in-process modes but nccl, so that a mode a program lacks is
+     * tested with nccl too. */
+    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_IN_PROCESS) & ~MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL),
     .extra = extras,
 };
 
