@@ -267,6 +267,11 @@ void mgpu_field_initial_rows(float *rows, size_t pitch, mgpu_kernel kernel, long
 /* Make the rows outside the interior of a full field consistent with its
  * interior (periodic copies for jacobi; nothing for pattern2d). */
 void mgpu_field_fill_halo_rows(float *field, mgpu_kernel kernel, long long nx, long long ny);
+/* The outer rows of a full field whose interior rows were gathered from
+ * its parts: the first and last rows of the initial field, then
+ * mgpu_field_fill_halo_rows. */
+void mgpu_field_outer_rows(float *field, mgpu_kernel kernel, long long nx, long long ny,
+                           uint64_t seed);
 
 /* The single-device CPU reference: STEPS steps of the whole NX x NY field,
  * starting from the initial field.  FIELD receives the result. */
@@ -426,8 +431,13 @@ int mgpu_stencil_above(const mgpu_stencil *stencil, int part);
 int mgpu_stencil_below(const mgpu_stencil *stencil, int part);
 
 /* Copy PART's interior rows of the field after STEPS steps into the full
- * host FIELD (nx*ny floats).  Sets the device itself. */
+ * host FIELD (nx*ny floats), and the outer row beside them where the part
+ * is the first or the last.  Sets the device itself. */
 mgpu_status mgpu_stencil_gather(mgpu_stencil *stencil, int part, long long steps, float *field);
+/* The same rows alone into ROWS, nx floats apart, the slab's first row at
+ * ROWS: for a process that holds one part of a field gathered elsewhere. */
+mgpu_status mgpu_stencil_gather_rows(mgpu_stencil *stencil, int part, long long steps,
+                                     float *rows);
 /* Every part this process holds gathered into FIELD, and the outer rows
  * made (mgpu_field_fill_halo_rows): the final field a strategy that holds
  * all parts leaves in mgpu_run's FIELD. */
