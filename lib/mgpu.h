@@ -753,7 +753,9 @@ mgpu_status mgpu_verify_field(const float *field, const mgpu_options *opt, mgpu_
  * from the initial field, and put the seconds of each timed run (from the
  * first step to the end of the last, devices synchronised) in SECONDS.  With
  * COMPUTE 0 the kernels are left out (the exchanges alone).  When FIELD is
- * not NULL, leave the final field there (nx*ny floats, outer rows too). */
+ * not NULL, leave the final field there (nx*ny floats, outer rows too); in
+ * a process of a group (mgpu_group_main), only its own part: the interior
+ * rows of slab RANK of mgpu_decompose's NDEVICES, nx floats apart. */
 typedef struct mgpu_run {
     const mgpu_options *opt;
     int ndevices;
@@ -830,6 +832,56 @@ void mgpu_progress_elsewhere(mgpu_progress *progress);
  * has run (it forks workers), and the ceiling and verification come last. */
 int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
               void *ctx);
+
+/* A program run by a group of processes, one device each (mgpu-mpi's ranks
+ * under mpirun), that meet through a transport of the program's own: each
+ * process runs mgpu_group_main, which goes through mgpu_main's phases in
+ * every one of them, together.  Process 0 alone prints (an error of the
+ * command line, --help, the progress line, the record); a run takes as
+ * long as its slowest process; each process's part of the final field is
+ * gathered on process 0, which verifies it.  A process that cannot start
+ * does not leave the others waiting: all learn it, the lowest such says
+ * why, and all return its exit code.  A process that fails once the runs
+ * began ends the whole group (ABORT), since the others may wait for it.
+ * The calls below are collective (every process makes each, in the same
+ * order) and do not return on a failure of the transport. */
+typedef enum mgpu_group_op { MGPU_GROUP_MIN, MGPU_GROUP_MAX, MGPU_GROUP_SUM } mgpu_group_op;
+
+typedef struct mgpu_group {
+    int rank, ranks;    /* this process, of RANKS; part RANK of the grid */
+    const char *where;  /* how this process names itself in a failure of its
+                           own, not of the command line: "rank 1 on node7" */
+    /* The device whose copy ceiling this process measures, one term of the
+     * record's sum; -1 when another process measures its device.  PREPARE
+     * sets it. */
+    int ceiling_device;
+    void *ctx;          /* passed to every call */
+    /* Not collective: once the options are parsed, check them against the
+     * group, choose the backend (mgpu_init) and this process's device, and
+     * make it current. */
+    mgpu_status (*prepare)(void *ctx, const mgpu_options *opt);
+    /* VALUES[0..N) combined by OP over the processes, into every one's. */
+    void (*combine)(void *ctx, mgpu_group_op op, double *values, int n);
+    /* *VALUE of process ROOT into every process's. */
+    void (*broadcast)(void *ctx, int *value, int root);
+    /* BYTES at MINE from every process into ALL on process 0, in rank order
+     * (ALL is ignored elsewhere). */
+    void (*gather)(void *ctx, const void *mine, size_t bytes, void *all);
+    /* Each process's part of the field, the interior rows of SLABS[rank]
+     * at ROWS, nx floats apart, into FIELD (nx*ny floats) on process 0. */
+    void (*gather_rows)(void *ctx, const float *rows, const mgpu_slab *slabs, long long nx,
+                        float *field);
+    /* End every process of the group now, with exit code CODE. */
+    void (*abort)(void *ctx, int code);
+} mgpu_group;
+
+/* mgpu_main in each process of GROUP (mgpu_stdout_guard is the program's
+ * to call, before its transport opens files).  STRATEGY is called in every
+ * process for each phase of runs; with RUN->ndevices below the group's
+ * size (the one-device baseline), the processes beyond it have no part and
+ * return at once.  Returns the exit code, the same in every process. */
+int mgpu_group_main(const mgpu_program *program, const mgpu_group *group, int argc,
+                    char **argv, mgpu_strategy_fn strategy, void *ctx);
 
 /* Sum of the copy bandwidths of devices 0..NDEVICES-1 (host backend: one
  * copy on all cores, since host "devices" share one memory) for a grid of

@@ -6,10 +6,15 @@
  * memory when the MPI library is CUDA-aware (--exchange=mpi), through pinned
  * host buffers otherwise (--exchange=staged).  With --halo=K a message
  * carries K rows, every K steps, and the steps between compute the rows
- * still valid (the stencil domain's passes).  With --overlap (one-row halos)
- * the rows that read no halo are computed while the messages travel.  Rank 0 gathers the
- * field, verifies it and prints the record.  A rank that fails ends the
- * whole job with MPI_Abort: the others may be waiting for its messages.
+ * still valid (the stencil domain's passes).  With --overlap (one-row
+ * halos) the rows that read no halo are computed while the messages travel.
+ *
+ * The program around the ranks is the harness's (mgpu_group_main), run by
+ * every rank together; this file gives it the MPI calls it meets the other
+ * ranks through: rank 0 alone prints, a run takes as long as its slowest
+ * rank (MPI_Allreduce), the field is gathered on rank 0 to be verified
+ * (MPI_Gatherv), and a rank that fails ends the whole job with MPI_Abort:
+ * the others may be waiting for its messages.
  *
  * MPI errors are not checked call by call: the default error handler,
  * MPI_ERRORS_ARE_FATAL, already ends the whole job on any of them.
@@ -19,7 +24,6 @@
 #endif
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +53,7 @@ static const mgpu_program program = {
     .summary = "one MPI rank per device, on one host or several: mpirun -np N mgpu-mpi",
     .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED),
     .extra = extra,
+    .binds_workers = 1,
     .deep_halo = 1,
 };
 
@@ -59,8 +64,11 @@ static struct {
     int hosts;
     int node_devices;            /* devices this rank sees */
     int device;                  /* the one it drives */
+    int aware;                   /* the MPI takes device memory: cuda_aware() */
+    mgpu_exchange mode;          /* the job's exchange, auto resolved */
     char cpus[MGPU_BIND_TEXT];   /* the CPUs it runs on (--bind) */
     char host[MPI_MAX_PROCESSOR_NAME];
+    char where[MPI_MAX_PROCESSOR_NAME + 32]; /* "rank R on HOST" */
 } me;
 
 static void find_place(void)
@@ -78,58 +86,68 @@ static void find_place(void)
     int leader = me.local_rank == 0, length;
     MPI_Allreduce(&leader, &me.hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Get_processor_name(me.host, &length);
+    snprintf(me.where, sizeof me.where, "rank %d on %s", me.rank, me.host);
 }
 
-/* Rank 0's progress line, cleared before an error is printed (a static is
- * off until rank 0 turns it on). */
-static mgpu_progress shown;
+/* ------------------------------------ what the harness asks of the ranks */
 
-/* A rank that fails ends the job; the line says which rank, where and why. */
-static void abort_job(int code, const char *why)
+static void combine(void *ctx, mgpu_group_op op, double *values, int n)
 {
-    mgpu_progress_end(&shown);
-    mgpu_error(&program, "rank %d on %s: %s", me.rank, me.host, why);
+    (void) ctx;
+    MPI_Op mpi_op = op == MGPU_GROUP_MIN ? MPI_MIN : op == MGPU_GROUP_MAX ? MPI_MAX : MPI_SUM;
+    MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, mpi_op, MPI_COMM_WORLD);
+}
+
+static void broadcast(void *ctx, int *value, int root)
+{
+    (void) ctx;
+    MPI_Bcast(value, 1, MPI_INT, root, MPI_COMM_WORLD);
+}
+
+static void gather(void *ctx, const void *mine, size_t bytes, void *all)
+{
+    (void) ctx;
+    MPI_Gather(mine, (int) bytes, MPI_BYTE, all, (int) bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+/* Each rank's slab, rows of NX floats, at its place in rank 0's FIELD. */
+static void gather_rows(void *ctx, const float *rows, const mgpu_slab *slabs, long long nx,
+                        float *field)
+{
+    (void) ctx;
+    int counts[MGPU_MAX_DEVICES], first_rows[MGPU_MAX_DEVICES];
+    for (int r = 0; r < me.ranks; r++) {
+        counts[r] = (int) (slabs[r].row_end - slabs[r].row_begin);
+        first_rows[r] = (int) slabs[r].row_begin;
+    }
+    MPI_Datatype row;
+    MPI_Type_contiguous((int) nx, MPI_FLOAT, &row);
+    MPI_Type_commit(&row);
+    MPI_Gatherv(rows, counts[me.rank], row, field, counts, first_rows, row, 0, MPI_COMM_WORLD);
+    MPI_Type_free(&row);
+}
+
+static void end_job(void *ctx, int code)
+{
+    (void) ctx;
     MPI_Abort(MPI_COMM_WORLD, code);
     exit(code); /* not reached: MPI_Abort does not return */
 }
 
-static void check(mgpu_status status)
-{
-    if (status != MGPU_OK)
-        abort_job(mgpu_exit_code(status), mgpu_error_message(status));
-}
+static mgpu_status prepare(void *ctx, const mgpu_options *opt);
 
-/* The record's binding: each rank's CPUs, gathered on rank 0. */
-static void describe_binding(mgpu_record *record)
-{
-    char *all = me.rank == 0 ? calloc((size_t) me.ranks, MGPU_BIND_TEXT) : NULL;
-    static mgpu_binding binding;
-    if (me.rank == 0 && !all)
-        abort_job(1, "out of host memory");
-    MPI_Gather(me.cpus, MGPU_BIND_TEXT, MPI_CHAR, all, MGPU_BIND_TEXT, MPI_CHAR, 0,
-               MPI_COMM_WORLD);
-    for (int r = 0; all && r < me.ranks && r < MGPU_MAX_DEVICES; r++)
-        memcpy(binding.cpus[r], all + (size_t) r * MGPU_BIND_TEXT, MGPU_BIND_TEXT);
-    if (all)
-        mgpu_record_set_binding(record, &binding);
-    free(all);
-}
+static mgpu_group group = {
+    .where = me.where,
+    .ceiling_device = -1,
+    .prepare = prepare,
+    .combine = combine,
+    .broadcast = broadcast,
+    .gather = gather,
+    .gather_rows = gather_rows,
+    .abort = end_job,
+};
 
 /* ------------------------------------------------------------ starting */
-
-/* Rank 0 reads the command line first and alone prints a usage error,
- * --help or --version; the others read it only when rank 0 goes on (mpirun
- * gives every rank the same command line), so one message, not N. */
-static int parse(mgpu_options *opt, int argc, char **argv)
-{
-    int code = -1;
-    if (me.rank == 0)
-        code = mgpu_options_parse(opt, &program, argc, argv);
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (code < 0 && me.rank != 0)
-        code = mgpu_options_parse(opt, &program, argc, argv);
-    return code;
-}
 
 /* Whether the MPI library takes device pointers: 1 yes, 0 no, -1 it cannot
  * say.  Asked at run time, of the library that is loaded.  An MPI that is
@@ -152,69 +170,38 @@ static const char *cuda_aware_name(int aware)
     return aware > 0 ? "yes" : aware == 0 ? "no" : "unknown";
 }
 
-enum { WHY_SIZE = 256 };
-
-/* Write why the job cannot start into WHY (WHY_SIZE bytes); return CODE. */
-static int refuse(char *why, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static int refuse(char *why, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, WHY_SIZE, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-static int refuse_status(char *why, mgpu_status status)
-{
-    return refuse(why, mgpu_exit_code(status), "%s", mgpu_error_message(status));
-}
-
 /* Check the request against the job, choose the backend, this rank's
- * device and the exchange mode.  Returns -1 to go on, or the exit code
- * with the reason in WHY. */
-static int setup(const mgpu_options *opt, mgpu_exchange *mode, int *aware, char *why)
+ * device and the exchange mode. */
+static mgpu_status prepare(void *ctx, const mgpu_options *opt)
 {
+    (void) ctx;
     if (opt->devices && opt->devices != me.ranks)
-        return refuse(why, 2, "--devices: %d, but mpirun started %d rank%s, one per device "
-                              "(accepted: %d, or leave it out)",
-                      opt->devices, me.ranks, me.ranks == 1 ? "" : "s", me.ranks);
+        return mgpu_error_set(MGPU_ERR_USAGE, "--devices: %d, but mpirun started %d rank%s, one "
+                                              "per device (accepted: %d, or leave it out)",
+                              opt->devices, me.ranks, me.ranks == 1 ? "" : "s", me.ranks);
     if (me.ranks > MGPU_MAX_DEVICES)
-        return refuse(why, 2, "mpirun -np %d: too many ranks (accepted: 1 to %d, one per "
-                              "device)", me.ranks, MGPU_MAX_DEVICES);
+        return mgpu_error_set(MGPU_ERR_USAGE, "mpirun -np %d: too many ranks (accepted: 1 to %d, "
+                                              "one per device)", me.ranks, MGPU_MAX_DEVICES);
     if (opt->ny - 2 < me.ranks)
-        return refuse(why, 2, "mpirun -np %d: each rank needs an interior row, but --ny=%lld "
-                              "has %lld (accepted: 1 to %lld ranks)",
-                      me.ranks, opt->ny, opt->ny - 2, opt->ny - 2);
+        return mgpu_error_set(MGPU_ERR_USAGE, "mpirun -np %d: each rank needs an interior row, "
+                                              "but --ny=%lld has %lld (accepted: 1 to %lld ranks)",
+                              me.ranks, opt->ny, opt->ny - 2, opt->ny - 2);
     /* Message sizes, strides and displacements are ints in MPI. */
     if (opt->nx > INT_MAX - 64 || opt->ny > INT_MAX)
-        return refuse(why, 2, "--nx, --ny: %lld x %lld is too large for MPI's int counts "
-                              "(accepted: nx up to %d, ny up to %d)",
-                      opt->nx, opt->ny, INT_MAX - 64, INT_MAX);
-
+        return mgpu_error_set(MGPU_ERR_USAGE, "--nx, --ny: %lld x %lld is too large for MPI's "
+                                              "int counts (accepted: nx up to %d, ny up to %d)",
+                              opt->nx, opt->ny, INT_MAX - 64, INT_MAX);
     if (overlap && opt->halo > 1)
-        return refuse(why, 2, "--overlap: on overlaps one-row halos with the rows that read "
-                              "none, and --halo=%d exchanges %d rows every %d steps (accepted "
-                              "with --halo above 1: --overlap=off)",
-                      opt->halo, opt->halo, opt->halo);
-    mgpu_status status = mgpu_halo_check(opt->halo, opt->ny, me.ranks);
-    if (status == MGPU_OK)
-        status = mgpu_fault_validate(me.ranks, opt->steps);
-    if (status != MGPU_OK)
-        return refuse_status(why, status);
+        return mgpu_error_set(MGPU_ERR_USAGE, "--overlap: on overlaps one-row halos with the rows "
+                                              "that read none, and --halo=%d exchanges %d rows "
+                                              "every %d steps (accepted with --halo above 1: "
+                                              "--overlap=off)",
+                              opt->halo, opt->halo, opt->halo);
 
     /* The host backend gives each rank of a node a "device" of its own. */
     int host_devices = me.local_ranks < MGPU_MAX_DEVICES ? me.local_ranks : MGPU_MAX_DEVICES;
-    status = mgpu_init(opt->backend, host_devices);
-    if (status == MGPU_OK)
-        status = mgpu_device_count(&me.node_devices);
-    if (status != MGPU_OK)
-        return refuse_status(why, status);
+    MGPU_TRY(mgpu_init(opt->backend, host_devices));
+    MGPU_TRY(mgpu_device_count(&me.node_devices));
     /* The ranks of a node take its devices in turn, so the same command
      * runs one rank per device on one host or on many. */
     me.device = me.local_rank % me.node_devices;
@@ -222,45 +209,30 @@ static int setup(const mgpu_options *opt, mgpu_exchange *mode, int *aware, char 
      * that the threads CUDA makes for it run near the device too.  On the
      * host backend the ranks of a node share its CPUs out. */
     mgpu_bind_worker(opt->bind, me.device, me.local_ranks, me.cpus);
-    if ((status = mgpu_device_set(me.device)) != MGPU_OK)
-        return refuse_status(why, status);
+    MGPU_TRY(mgpu_device_set(me.device));
+    /* Each device's ceiling is measured by the first rank on it; the host
+     * backend's "devices" share one memory per node. */
+    bool cuda = mgpu_backend_active() == MGPU_BACKEND_CUDA;
+    if (cuda ? me.local_rank < me.node_devices : me.local_rank == 0)
+        group.ceiling_device = me.device;
 
-    *aware = cuda_aware();
-    bool device_buffers = mgpu_backend_active() != MGPU_BACKEND_CUDA || *aware > 0;
+    me.aware = cuda_aware();
+    bool device_buffers = !cuda || me.aware > 0;
     if (opt->exchange == MGPU_EXCHANGE_MPI && !device_buffers)
-        return refuse(why, 2, "--exchange=mpi: this MPI library %s device memory "
-                              "(CUDA-aware: %s); use --exchange=staged",
-                      *aware == 0 ? "cannot take" : "does not say whether it takes",
-                      cuda_aware_name(*aware));
-    *mode = opt->exchange;
-    if (*mode == MGPU_EXCHANGE_AUTO)
-        *mode = device_buffers ? MGPU_EXCHANGE_MPI : MGPU_EXCHANGE_STAGED;
-    return -1;
+        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=mpi: this MPI library %s device "
+                                              "memory (CUDA-aware: %s); use --exchange=staged",
+                              me.aware == 0 ? "cannot take" : "does not say whether it takes",
+                              cuda_aware_name(me.aware));
+    me.mode = opt->exchange;
+    if (me.mode == MGPU_EXCHANGE_AUTO)
+        me.mode = device_buffers ? MGPU_EXCHANGE_MPI : MGPU_EXCHANGE_STAGED;
+    return MGPU_OK;
 }
 
-/* Every rank learns whether any rank cannot start.  The lowest such rank
- * prints why, and every rank returns its exit code: one message, one code,
- * and nobody left waiting in a collective the others never reach. */
-static int agree(int code, const char *why)
-{
-    int mine = code >= 0 ? me.rank : me.ranks, first;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (first == me.ranks)
-        return -1;
-    /* What rank 0 finds wrong is wrong for all (the command line); what
-     * another rank finds may be its host's own trouble: it says where. */
-    if (me.rank == first && first == 0)
-        mgpu_error(&program, "%s", why);
-    else if (me.rank == first)
-        mgpu_error(&program, "rank %d on %s: %s", me.rank, me.host, why);
-    MPI_Bcast(&code, 1, MPI_INT, first, MPI_COMM_WORLD);
-    return code;
-}
+/* ------------------------------------------------------------ a domain */
 
-/* ------------------------------------------------------ one run's domain */
-
-/* The ranks of a run, this rank's slab of the grid, and where its halo
- * messages come from and go to. */
+/* The ranks of a phase of runs (a communicator of their own), this rank's
+ * slab of the grid, and where its halo messages come from and go to. */
 typedef struct domain {
     MPI_Comm comm;           /* part p of the grid is rank p of COMM */
     mgpu_stencil *st;
@@ -326,6 +298,7 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
 
 static void domain_destroy(domain *dm)
 {
+    MPI_Comm_free(&dm->comm);
     if (dm->block != MPI_DATATYPE_NULL)
         MPI_Type_free(&dm->block);
     mgpu_event_destroy(dm->edges_ready);
@@ -456,85 +429,49 @@ static mgpu_status run_steps(domain *dm, long long steps, bool compute,
     return mgpu_stencil_synchronize(dm->st, dm->part);
 }
 
-/* WARMUP untimed runs, then REPEATS timed ones into SECONDS, each from the
- * initial field.  A run takes as long as its slowest rank, from a common
- * start (a barrier) to the end of that rank's last step on its device.
- * PROGRESS (rank 0's, NULL elsewhere) shows them as WHAT. */
-static mgpu_status run_timed(domain *dm, const mgpu_options *opt, bool compute, int warmup,
-                             int repeats, double *seconds, mgpu_progress *progress,
-                             const char *what)
+/* ------------------------------------------------------------ the runs */
+
+/* The domain of the phase of runs going on: made at the first phase of its
+ * size, kept for the next of the same size (the timed runs and the
+ * exchanges alone), so that a rank holds one slab at a time. */
+static struct {
+    int nparts; /* the phase's parts; 0 before the first */
+    bool held;  /* this rank holds one of them, in DM */
+    domain dm;
+} current;
+
+static void release_domain(void)
 {
-    mgpu_progress_begin(progress, what, warmup, repeats, compute);
-    for (int r = 0; r < warmup + repeats; r++) {
-        MGPU_TRY(mgpu_stencil_reset(dm->st, dm->part));
-        MPI_Barrier(dm->comm);
-        mgpu_progress_run(progress, r);
-        double start = mgpu_now();
-        MGPU_TRY(run_steps(dm, opt->steps, compute, progress));
-        double mine = mgpu_now() - start, slowest;
-        MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, dm->comm);
-        if (r >= warmup)
-            seconds[r - warmup] = slowest;
+    if (current.held)
+        domain_destroy(&current.dm);
+    current.held = false;
+    current.nparts = 0;
+}
+
+/* This rank's domain for a phase of NPARTS parts, ranks 0 to NPARTS-1; NULL
+ * when it has no part (the others of the one-device baseline). */
+static mgpu_status domain_for(int nparts, const mgpu_options *opt, domain **dm)
+{
+    if (current.nparts != nparts) {
+        release_domain();
+        MPI_Comm comm;
+        MPI_Comm_split(MPI_COMM_WORLD, me.rank < nparts ? 0 : MPI_UNDEFINED, me.rank, &comm);
+        current.nparts = nparts;
+        if (comm != MPI_COMM_NULL) {
+            current.held = true;
+            MGPU_TRY(domain_create(&current.dm, comm, opt, me.mode));
+        }
     }
+    *dm = current.held ? &current.dm : NULL;
     return MGPU_OK;
 }
 
-/* The field after the last run, on rank 0 (FIELD, nx*ny floats; NULL on
- * the other ranks): every slab's rows in rank order, and the outer rows
- * made as every strategy makes them (see mgpu_stencil_gather). */
-static mgpu_status gather(domain *dm, const mgpu_options *opt, float *field)
+/* The record's fields of the job. */
+static void describe(mgpu_record *record)
 {
-    mgpu_stencil *st = dm->st;
-    const mgpu_slab *slab = mgpu_stencil_slab(st, dm->part);
-    int rows = (int) (slab->row_end - slab->row_begin);
-    int pitch = (int) mgpu_stencil_pitch(st, dm->part);
-    /* The slab as it lies on the device, rows PITCH floats apart, in one
-     * copy; an MPI vector type then sends the NX used floats of each row. */
-    size_t span = (size_t) (rows - 1) * (size_t) pitch + (size_t) dm->nx;
-    void *host;
-    MGPU_TRY(mgpu_host_alloc(span * sizeof(float), MGPU_HOST_PINNED, &host));
-    mgpu_status status = mgpu_memcpy(host, device_block(dm, opt->steps, MGPU_ROW_FIRST),
-                                     span * sizeof(float));
-    if (status != MGPU_OK) {
-        mgpu_host_free(host);
-        return status;
-    }
-    int nparts, counts[MGPU_MAX_DEVICES], first_rows[MGPU_MAX_DEVICES];
-    MPI_Comm_size(dm->comm, &nparts);
-    for (int q = 0; q < nparts; q++) {
-        const mgpu_slab *s = mgpu_stencil_slab(st, q);
-        counts[q] = (int) (s->row_end - s->row_begin);
-        first_rows[q] = (int) s->row_begin;
-    }
-    MPI_Datatype slab_rows, row;
-    MPI_Type_vector(rows, dm->nx, pitch, MPI_FLOAT, &slab_rows);
-    MPI_Type_contiguous(dm->nx, MPI_FLOAT, &row);
-    MPI_Type_commit(&slab_rows);
-    MPI_Type_commit(&row);
-    MPI_Gatherv(host, 1, slab_rows, field, counts, first_rows, row, 0, dm->comm);
-    MPI_Type_free(&slab_rows);
-    MPI_Type_free(&row);
-    mgpu_host_free(host);
-    if (dm->part == 0) {
-        size_t nx = (size_t) opt->nx, last = (size_t) opt->ny - 1;
-        mgpu_field_initial_rows(field, nx, opt->kernel, opt->nx, opt->ny, 0, 1, opt->seed);
-        mgpu_field_initial_rows(field + last * nx, nx, opt->kernel, opt->nx, opt->ny,
-                                opt->ny - 1, 1, opt->seed);
-        mgpu_field_fill_halo_rows(field, opt->kernel, opt->nx, opt->ny);
-    }
-    return MGPU_OK;
-}
-
-/* ------------------------------------------------------------ the job */
-
-static void describe(mgpu_record *record, mgpu_exchange mode, int aware)
-{
-    record->devices = me.ranks;
-    record->exchange = mode;
-    record->exchanges = mgpu_exchanges_per_run(record->kernel, me.ranks, record->steps,
-                                               record->halo);
+    record->exchange = me.mode;
     mgpu_record_set_text(record, "overlap", overlap ? "yes" : "no");
-    mgpu_record_set_text(record, "cuda_aware", cuda_aware_name(aware));
+    mgpu_record_set_text(record, "cuda_aware", cuda_aware_name(me.aware));
     mgpu_record_set_number(record, "hosts", me.hosts);
     /* "Open MPI v4.1.4, package: ..." is cut after the name and version. */
     char library[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -544,101 +481,38 @@ static void describe(mgpu_record *record, mgpu_exchange mode, int aware)
     mgpu_record_set_text(record, "mpi", library);
 }
 
-/* What mgpu_main does for the strategies of one process, by every rank:
- * the timed steps, the exchanges alone, one device for --baseline, the copy
- * ceiling; then rank 0 verifies and prints the record.  Returns the exit
- * code, the same on every rank. */
-static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
+/* A phase of runs, in this rank: WARMUP untimed runs, then REPEATS timed
+ * ones, each from the initial field.  A rank times its own part, from a
+ * start all ranks share (a barrier) to the end of its last step on its
+ * device; the harness takes the slowest.  A failure returns at once,
+ * freeing nothing: the harness ends the job, and a rank may not wait for
+ * a neighbour that will never come. */
+static mgpu_status run_part(void *ctx, mgpu_run *run)
 {
-    mgpu_record record;
-    mgpu_record_init(&record, &program, opt);
-    describe(&record, mode, aware);
-    describe_binding(&record);
-    double *seconds = calloc((size_t) opt->repeat, sizeof *seconds);
-    if (!seconds)
-        abort_job(1, "out of host memory");
-    bool verify = opt->verify != MGPU_VERIFY_NONE;
-    float *field = NULL;
-    if (verify && me.rank == 0) {
-        size_t bytes = (size_t) opt->nx * (size_t) opt->ny * sizeof *field;
-        if (!(field = malloc(bytes)))
-            abort_job(1, "the gathered field: out of host memory");
+    (void) ctx;
+    const mgpu_options *opt = run->opt;
+    if (run->record)
+        describe(run->record);
+    if (run->binding)
+        memcpy(run->binding->cpus[me.rank], me.cpus, MGPU_BIND_TEXT);
+    domain *dm;
+    MGPU_TRY(domain_for(run->ndevices, opt, &dm));
+    if (!dm)
+        return MGPU_OK;
+    for (int r = 0; r < run->warmup + run->repeats; r++) {
+        MGPU_TRY(mgpu_stencil_reset(dm->st, dm->part));
+        MPI_Barrier(dm->comm);
+        mgpu_progress_run(run->progress, r);
+        double start = mgpu_now();
+        MGPU_TRY(run_steps(dm, opt->steps, run->compute, run->progress));
+        if (r >= run->warmup)
+            run->seconds[r - run->warmup] = mgpu_now() - start;
+        /* Nobody starts the next run, resetting its buffers, while another
+         * may still be in this one. */
+        MPI_Barrier(dm->comm);
     }
-
-    /* Rank 0 alone shows the progress: all ranks step together. */
-    mgpu_progress *progress = NULL;
-    if (me.rank == 0) {
-        mgpu_progress_init(&shown, opt, stderr);
-        progress = &shown;
-    }
-    domain dm;
-    check(domain_create(&dm, MPI_COMM_WORLD, opt, mode));
-    check(run_timed(&dm, opt, true, opt->warmup, opt->repeat, seconds, progress, NULL));
-    record.time = mgpu_stats_of(seconds, opt->repeat);
-    if (verify)
-        check(gather(&dm, opt, field));
-    /* The same steps with the kernels left out: the exchange's share. */
-    record.exchange_s = 0.0;
-    if (me.ranks > 1 || opt->kernel == MGPU_KERNEL_JACOBI) {
-        check(run_timed(&dm, opt, false, 1, opt->repeat, seconds, progress,
-                        "exchanges alone"));
-        record.exchange_s = mgpu_stats_of(seconds, opt->repeat).median;
-    }
-    domain_destroy(&dm);
-
-    record.baseline_s = opt->baseline ? record.time.median : 0.0;
-    if (opt->baseline && me.ranks > 1) {
-        /* Rank 0 alone, in a communicator of its own, runs the whole grid
-         * on its device: the same program on one device. */
-        MPI_Comm solo;
-        MPI_Comm_split(MPI_COMM_WORLD, me.rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
-        if (solo != MPI_COMM_NULL) {
-            check(domain_create(&dm, solo, opt, mode));
-            check(run_timed(&dm, opt, true, opt->warmup, opt->repeat, seconds, progress,
-                            "1 device"));
-            record.baseline_s = mgpu_stats_of(seconds, opt->repeat).median;
-            domain_destroy(&dm);
-            MPI_Comm_free(&solo);
-        }
-        MPI_Barrier(MPI_COMM_WORLD); /* no copy below runs beside the baseline */
-    }
-    free(seconds);
-
-    /* Each device's ceiling, measured by the first rank on it, summed; the
-     * host backend's "devices" share one memory per node. */
-    double ceiling = 0.0;
-    bool measures = mgpu_backend_active() == MGPU_BACKEND_CUDA ? me.local_rank < me.node_devices
-                                                               : me.local_rank == 0;
-    if (measures)
-        check(mgpu_copy_ceiling_device(me.device,
-                                       (size_t) opt->nx * (size_t) opt->ny * sizeof(float),
-                                       &ceiling));
-    /* A device whose ceiling was not measured (its grid fits in its cache)
-     * leaves the sum without its term: then there is no ceiling at all. */
-    int unmeasured = measures && ceiling <= 0.0, any_unmeasured = 0;
-    MPI_Reduce(&ceiling, &record.copy_gbps, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&unmeasured, &any_unmeasured, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (any_unmeasured)
-        record.copy_gbps = 0.0;
-
-    int code = 0;
-    if (me.rank == 0) {
-        if (field)
-            mgpu_progress_note(progress, "verifying");
-        mgpu_status status = field ? mgpu_verify_field(field, opt, &record) : MGPU_OK;
-        mgpu_progress_end(progress);
-        if (status == MGPU_OK || status == MGPU_ERR_VERIFY) {
-            mgpu_status printed = mgpu_record_print(&record, opt->format, opt->header, stdout);
-            if (printed != MGPU_OK)
-                status = printed; /* a lost record is what fails (as in mgpu_main) */
-        }
-        if (status != MGPU_OK)
-            mgpu_error(&program, "%s", mgpu_last_error());
-        code = mgpu_exit_code(status);
-        free(field);
-    }
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    return code;
+    return run->field ? mgpu_stencil_gather_rows(dm->st, dm->part, opt->steps, run->field)
+                      : MGPU_OK;
 }
 
 int main(int argc, char **argv)
@@ -651,20 +525,10 @@ int main(int argc, char **argv)
      * and a CUDA-aware MPI prepares its own use of the devices there. */
     MPI_Init(&argc, &argv);
     find_place();
-    mgpu_options opt;
-    int code = parse(&opt, argc, argv);
-    mgpu_exchange mode = MGPU_EXCHANGE_AUTO;
-    int aware = -1;
-    char why[WHY_SIZE] = "";
-    if (code < 0)
-        code = agree(setup(&opt, &mode, &aware, why), why);
-    if (code < 0)
-        code = measure(&opt, mode, aware);
-    /* Rank 0 alone printed (the record, --help, --version); whether that
-     * reached stdout decides every rank's exit code. */
-    if (me.rank == 0)
-        code = mgpu_stdout_close(&program, code);
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    group.rank = me.rank;
+    group.ranks = me.ranks;
+    int code = mgpu_group_main(&program, &group, argc, argv, run_part, NULL);
+    release_domain();
     MPI_Finalize();
     return code;
 }
