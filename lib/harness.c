@@ -279,6 +279,8 @@ static mgpu_status measure(harness *h, mgpu_record *record, mgpu_progress *progr
         }
         record->baseline_s = one.median;
     }
+    if (status == MGPU_OK && g && g->release)
+        status = g->release(g->ctx);
     if (status == MGPU_OK && g) {
         mgpu_progress_note(progress, "the copy ceiling");
         status = group_ceiling(g, field_bytes, &record->copy_gbps);

@@ -871,6 +871,9 @@ typedef struct mgpu_group {
      * at ROWS, nx floats apart, into FIELD (nx*ny floats) on process 0. */
     void (*gather_rows)(void *ctx, const float *rows, const mgpu_slab *slabs, long long nx,
                         float *field);
+    /* After the last phase of runs, before the copy ceiling: free what the
+     * processes kept from one phase to the next (NULL: nothing). */
+    mgpu_status (*release)(void *ctx);
     /* End every process of the group now, with exit code CODE. */
     void (*abort)(void *ctx, int code);
 } mgpu_group;

@@ -135,6 +135,7 @@ static void end_job(void *ctx, int code)
 }
 
 static mgpu_status prepare(void *ctx, const mgpu_options *opt);
+static mgpu_status release_domain(void *ctx);
 
 static mgpu_group group = {
     .where = me.where,
@@ -144,6 +145,7 @@ static mgpu_group group = {
     .broadcast = broadcast,
     .gather = gather,
     .gather_rows = gather_rows,
+    .release = release_domain,
     .abort = end_job,
 };
 
@@ -433,19 +435,22 @@ static mgpu_status run_steps(domain *dm, long long steps, bool compute,
 
 /* The domain of the phase of runs going on: made at the first phase of its
  * size, kept for the next of the same size (the timed runs and the
- * exchanges alone), so that a rank holds one slab at a time. */
+ * exchanges alone), so that a rank holds one slab at a time, and released
+ * after the last phase, before the copy ceiling is measured. */
 static struct {
     int nparts; /* the phase's parts; 0 before the first */
     bool held;  /* this rank holds one of them, in DM */
     domain dm;
 } current;
 
-static void release_domain(void)
+static mgpu_status release_domain(void *ctx)
 {
+    (void) ctx;
     if (current.held)
         domain_destroy(&current.dm);
     current.held = false;
     current.nparts = 0;
+    return MGPU_OK;
 }
 
 /* This rank's domain for a phase of NPARTS parts, ranks 0 to NPARTS-1; NULL
@@ -453,7 +458,7 @@ static void release_domain(void)
 static mgpu_status domain_for(int nparts, const mgpu_options *opt, domain **dm)
 {
     if (current.nparts != nparts) {
-        release_domain();
+        release_domain(NULL);
         MPI_Comm comm;
         MPI_Comm_split(MPI_COMM_WORLD, me.rank < nparts ? 0 : MPI_UNDEFINED, me.rank, &comm);
         current.nparts = nparts;
@@ -528,7 +533,6 @@ int main(int argc, char **argv)
     group.rank = me.rank;
     group.ranks = me.ranks;
     int code = mgpu_group_main(&program, &group, argc, argv, run_part, NULL);
-    release_domain();
     MPI_Finalize();
     return code;
 }
