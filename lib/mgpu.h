@@ -15,6 +15,7 @@
 #ifndef MGPU_H
 #define MGPU_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -962,6 +963,14 @@ void mgpu_pipeline_destroy(mgpu_pipeline *pipeline);
 mgpu_status mgpu_host_register(void *ptr, size_t bytes);
 void mgpu_host_unregister(void *ptr);
 
+/* Initialise BARRIER, in memory that processes share (a MAP_SHARED mapping,
+ * an MPI shared-memory window), for COUNT processes to wait at.  POSIX
+ * barriers are there only when the feature macros ask for POSIX 2001 or
+ * later (the C library's default; not -std=c11 alone). */
+#if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L
+mgpu_status mgpu_process_barrier_init(pthread_barrier_t *barrier, unsigned count);
+#endif
+
 /* CUDA IPC.  A handle is plain bytes naming one process's device memory or
  * event; another process receives it (through shared memory, a pipe, MPI)
  * and opens it.  The cuda backend only: a host-backend device's memory is
@@ -989,6 +998,52 @@ mgpu_status mgpu_ipc_memory_close(void *ptr);
  * Destroying an opened event closes it. */
 mgpu_status mgpu_ipc_event_create(int device, mgpu_event **event, mgpu_ipc_handle *handle);
 mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle, mgpu_event **event);
+
+/* Halos between processes of one node through CUDA IPC (lib/ipc-halo.c),
+ * for a strategy whose processes hold one part each of a stencil domain
+ * (mgpu-fork's workers, mgpu-mpi's ranks).  Each part publishes its buffers
+ * and events (an mgpu_ipc_part, plain bytes the strategy hands to every
+ * other: shared memory, MPI) and opens its neighbours'; at each exchange
+ * it pulls their edge blocks into its halos device to device, on its
+ * stream, ordered by the events and by BARRIER, where every process meets
+ * the others (lib/ipc-halo.c has the orders and why they hold).  A step
+ * of part P is, in every process alike:
+ *     if (mgpu_stencil_exchanges_at(st, step)) mgpu_ipc_halo_exchange(h, step);
+ *     mgpu_stencil_compute(st, P, step);   (left out for the exchanges alone)
+ *     mgpu_ipc_halo_computed(h, step);
+ * and a run starts with every part reset, its device synchronised, and a
+ * barrier.  The cuda backend only. */
+typedef struct mgpu_ipc_part {
+    int device;                /* of the part, as its process numbers devices */
+    mgpu_ipc_handle buffer[2]; /* its two buffers */
+    mgpu_ipc_handle done[2];   /* events: its passes of a cycle are done, by the
+                                  parity of the exchange that ends the cycle */
+    mgpu_ipc_handle pulled;    /* event: its pulls of an exchange are done */
+} mgpu_ipc_part;
+
+typedef struct mgpu_ipc_halo mgpu_ipc_halo;
+/* Returns once every process of the domain has called it. */
+typedef mgpu_status (*mgpu_barrier_fn)(void *ctx);
+
+/* For PART of STENCIL, held by this process: its events, and its handles
+ * into *MINE to publish.  After a failure *HALO, if not NULL, is to be
+ * destroyed. */
+mgpu_status mgpu_ipc_halo_create(mgpu_ipc_halo **halo, mgpu_stencil *stencil, int part,
+                                 mgpu_barrier_fn barrier, void *ctx, mgpu_ipc_part *mine);
+/* Once every part has published (PARTS, indexed by part): map the
+ * neighbours' buffers and open their events.  A neighbour on a device this
+ * one cannot reach is MGPU_ERR_USAGE. */
+mgpu_status mgpu_ipc_halo_connect(mgpu_ipc_halo *halo, const mgpu_ipc_part *parts);
+/* At an exchange step: the barrier, then the pulls, on the part's stream. */
+mgpu_status mgpu_ipc_halo_exchange(mgpu_ipc_halo *halo, long long step);
+/* After STEP's compute was issued (or left out): what orders the
+ * neighbours' next pulls and passes. */
+mgpu_status mgpu_ipc_halo_computed(mgpu_ipc_halo *halo, long long step);
+/* After the last run: unmap the neighbours and meet them at the barrier,
+ * after which the part's buffers may be freed. */
+mgpu_status mgpu_ipc_halo_disconnect(mgpu_ipc_halo *halo);
+/* Close whatever is open (also after a failure, without a barrier). */
+void mgpu_ipc_halo_destroy(mgpu_ipc_halo *halo);
 
 /* Worker processes (lib/supervise.c, book 10.2).  mgpu_workers_run forks N
  * workers, worker I running WORKER(CTX, I) and exiting with what it returns
