@@ -65,7 +65,6 @@ static struct {
     int node_devices;            /* devices this rank sees */
     int device;                  /* the one it drives */
     int aware;                   /* the MPI takes device memory: cuda_aware() */
-    mgpu_exchange mode;          /* the job's exchange, auto resolved */
     char cpus[MGPU_BIND_TEXT];   /* the CPUs it runs on (--bind) */
     char host[MPI_MAX_PROCESSOR_NAME];
     char where[MPI_MAX_PROCESSOR_NAME + 32]; /* "rank R on HOST" */
@@ -88,6 +87,23 @@ static void find_place(void)
     MPI_Get_processor_name(me.host, &length);
     snprintf(me.where, sizeof me.where, "rank %d on %s", me.rank, me.host);
 }
+
+/* A phase of runs' ranks and this rank's part (below). */
+typedef struct domain domain;
+
+/* How the halos travel: an exchange mode of mgpu-mpi (the table of them is
+ * with the modes, below). */
+typedef struct transport {
+    mgpu_exchange mode;
+    /* Whether this job can run it: MGPU_OK, or a usage error saying why. */
+    mgpu_status (*usable)(const mgpu_options *opt);
+    /* What the mode adds to a domain, or NULL. */
+    mgpu_status (*connect)(domain *dm);
+    /* One step: the exchange (where the step has one) and the compute (unless
+     * COMPUTE is false: the exchanges alone). */
+    mgpu_status (*step)(domain *dm, long long step, bool compute);
+} transport;
+static const transport *chosen; /* the job's, --exchange=auto resolved */
 
 /* ------------------------------------ what the harness asks of the ranks */
 
@@ -172,6 +188,8 @@ static const char *cuda_aware_name(int aware)
     return aware > 0 ? "yes" : aware == 0 ? "no" : "unknown";
 }
 
+static mgpu_status choose_transport(const mgpu_options *opt);
+
 /* Check the request against the job, choose the backend, this rank's
  * device and the exchange mode. */
 static mgpu_status prepare(void *ctx, const mgpu_options *opt)
@@ -219,33 +237,24 @@ static mgpu_status prepare(void *ctx, const mgpu_options *opt)
         group.ceiling_device = me.device;
 
     me.aware = cuda_aware();
-    bool device_buffers = !cuda || me.aware > 0;
-    if (opt->exchange == MGPU_EXCHANGE_MPI && !device_buffers)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=mpi: this MPI library %s device "
-                                              "memory (CUDA-aware: %s); use --exchange=staged",
-                              me.aware == 0 ? "cannot take" : "does not say whether it takes",
-                              cuda_aware_name(me.aware));
-    me.mode = opt->exchange;
-    if (me.mode == MGPU_EXCHANGE_AUTO)
-        me.mode = device_buffers ? MGPU_EXCHANGE_MPI : MGPU_EXCHANGE_STAGED;
-    return MGPU_OK;
+    return choose_transport(opt);
 }
 
 /* ------------------------------------------------------------ a domain */
 
 /* The ranks of a phase of runs (a communicator of their own), this rank's
- * slab of the grid, and where its halo messages come from and go to. */
-typedef struct domain {
+ * slab of the grid, and where its halos come from and go to. */
+struct domain {
     MPI_Comm comm;           /* part p of the grid is rank p of COMM */
     mgpu_stencil *st;
-    int part;
+    int part, nparts;
     int nx;
     int to[2], from[2];      /* per direction; MPI_PROC_NULL at a fixed boundary */
     size_t block_floats;     /* a block of --halo rows, padding between them included */
     MPI_Datatype block;      /* what a message carries: --halo rows of nx floats */
     float *staging;          /* staged: pinned blocks, outgoing UP, DOWN, incoming UP, DOWN */
     mgpu_event *edges_ready; /* --overlap: the rows to send are ready */
-} domain;
+};
 
 /* The two messages of an exchange.  UP carries a slab's first K rows to the
  * rank above, into its bottom halo; DOWN its last K rows to the rank below,
@@ -258,22 +267,20 @@ static const mgpu_row incoming_row[2] = {MGPU_ROW_HALO_BOTTOM, MGPU_ROW_HALO_TOP
 
 static int rank_of(int part) { return part >= 0 ? part : MPI_PROC_NULL; }
 
-static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *opt,
-                                 mgpu_exchange mode)
+static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *opt)
 {
-    int nparts;
     memset(dm, 0, sizeof *dm);
     dm->block = MPI_DATATYPE_NULL;
     dm->comm = comm;
     MPI_Comm_rank(comm, &dm->part);
-    MPI_Comm_size(comm, &nparts);
+    MPI_Comm_size(comm, &dm->nparts);
     dm->nx = (int) opt->nx;
     int devices[MGPU_MAX_DEVICES] = {0};
     devices[dm->part] = me.device;
     /* The domain holds the one local part; the halos are this file's job. */
     mgpu_stencil_desc desc = {
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = MGPU_EXCHANGE_MPI,
-        .seed = opt->seed, .nparts = nparts, .first_part = dm->part, .local_parts = 1,
+        .seed = opt->seed, .nparts = dm->nparts, .first_part = dm->part, .local_parts = 1,
         .devices = devices, .halo = opt->halo, .time_block = opt->time_block,
         .steps = opt->steps,
     };
@@ -290,22 +297,19 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
     dm->to[DOWN] = rank_of(below);
     dm->from[DOWN] = rank_of(above);
     MGPU_TRY(mgpu_event_create(me.device, 0, &dm->edges_ready));
-    if (mode == MGPU_EXCHANGE_STAGED) {
-        void *rows;
-        MGPU_TRY(mgpu_host_alloc(4 * mgpu_stencil_block_bytes(dm->st), MGPU_HOST_PINNED, &rows));
-        dm->staging = rows;
-    }
-    return MGPU_OK;
+    return chosen->connect ? chosen->connect(dm) : MGPU_OK;
 }
 
-static void domain_destroy(domain *dm)
+/* The domain freed, in every rank of it at once. */
+static mgpu_status domain_destroy(domain *dm)
 {
-    MPI_Comm_free(&dm->comm);
-    if (dm->block != MPI_DATATYPE_NULL)
-        MPI_Type_free(&dm->block);
     mgpu_event_destroy(dm->edges_ready);
     mgpu_host_free(dm->staging);
     mgpu_stencil_destroy(dm->st);
+    if (dm->block != MPI_DATATYPE_NULL)
+        MPI_Type_free(&dm->block);
+    MPI_Comm_free(&dm->comm);
+    return MGPU_OK;
 }
 
 static float *device_block(const domain *dm, long long step, mgpu_row row)
@@ -325,6 +329,15 @@ static float *incoming(const domain *dm, long long step, int d)
 {
     return dm->staging ? dm->staging + (size_t) (2 + d) * dm->block_floats
                        : device_block(dm, step, incoming_row[d]);
+}
+
+/* staged: pinned host memory for the blocks MPI sends and receives. */
+static mgpu_status staging_alloc(domain *dm)
+{
+    void *rows;
+    MGPU_TRY(mgpu_host_alloc(4 * mgpu_stencil_block_bytes(dm->st), MGPU_HOST_PINNED, &rows));
+    dm->staging = rows;
+    return MGPU_OK;
 }
 
 /* Staged: the rows this rank sends, copied to host memory on the stream,
@@ -415,6 +428,11 @@ static mgpu_status step_overlapped(domain *dm, long long step, bool compute)
                         : MGPU_OK;
 }
 
+static mgpu_status step_messages(domain *dm, long long step, bool compute)
+{
+    return overlap ? step_overlapped(dm, step, compute) : step_plain(dm, step, compute);
+}
+
 /* STEPS steps from the field the domain holds; with COMPUTE false the
  * kernels are left out (the exchanges alone). */
 static mgpu_status run_steps(domain *dm, long long steps, bool compute,
@@ -422,13 +440,62 @@ static mgpu_status run_steps(domain *dm, long long steps, bool compute,
 {
     for (long long step = 0; step < steps; step++) {
         mgpu_trace_begin(MGPU_TRACE_STEP, me.device, step);
-        mgpu_status status = overlap ? step_overlapped(dm, step, compute)
-                                     : step_plain(dm, step, compute);
+        mgpu_status status = chosen->step(dm, step, compute);
         mgpu_trace_end();
         MGPU_TRY(status);
         mgpu_progress_step(progress, step + 1);
     }
     return mgpu_stencil_synchronize(dm->st, dm->part);
+}
+
+/* ---------------------------------------------------- the exchange modes */
+
+static mgpu_status staged_usable(const mgpu_options *opt)
+{
+    (void) opt;
+    return MGPU_OK;
+}
+
+/* mpi: MPI moves the device rows itself; a host-backend "device" is host
+ * memory, which every MPI takes. */
+static mgpu_status mpi_usable(const mgpu_options *opt)
+{
+    (void) opt;
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA || me.aware > 0)
+        return MGPU_OK;
+    return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=mpi: this MPI library %s device memory "
+                                          "(CUDA-aware: %s); use --exchange=staged",
+                          me.aware == 0 ? "cannot take" : "does not say whether it takes",
+                          cuda_aware_name(me.aware));
+}
+
+/* The exchange modes, in the order --exchange=auto prefers them: the first
+ * this job can run is taken.  A mode added here is added to the program's
+ * exchanges too. */
+static const transport transports[] = {
+    {MGPU_EXCHANGE_MPI, mpi_usable, NULL, step_messages},
+    {MGPU_EXCHANGE_STAGED, staged_usable, staging_alloc, step_messages},
+};
+
+/* --exchange: the mode asked for, if this job can run it; auto: the first
+ * of the table it can.  Every rank chooses alike: the options, the backend
+ * and the nodes are the job's. */
+static mgpu_status choose_transport(const mgpu_options *opt)
+{
+    for (size_t i = 0; i < sizeof transports / sizeof transports[0]; i++) {
+        const transport *t = &transports[i];
+        if (opt->exchange != MGPU_EXCHANGE_AUTO && opt->exchange != t->mode)
+            continue;
+        mgpu_status status = t->usable(opt);
+        if (status == MGPU_OK) {
+            chosen = t;
+            return MGPU_OK;
+        }
+        if (opt->exchange != MGPU_EXCHANGE_AUTO)
+            return status;
+    }
+    return mgpu_error_set(MGPU_ERR_USAGE, "--exchange: no mode of %s can run this job",
+                          program.name);
 }
 
 /* ------------------------------------------------------------ the runs */
@@ -446,11 +513,10 @@ static struct {
 static mgpu_status release_domain(void *ctx)
 {
     (void) ctx;
-    if (current.held)
-        domain_destroy(&current.dm);
+    bool held = current.held;
     current.held = false;
     current.nparts = 0;
-    return MGPU_OK;
+    return held ? domain_destroy(&current.dm) : MGPU_OK;
 }
 
 /* This rank's domain for a phase of NPARTS parts, ranks 0 to NPARTS-1; NULL
@@ -458,13 +524,13 @@ static mgpu_status release_domain(void *ctx)
 static mgpu_status domain_for(int nparts, const mgpu_options *opt, domain **dm)
 {
     if (current.nparts != nparts) {
-        release_domain(NULL);
+        MGPU_TRY(release_domain(NULL));
         MPI_Comm comm;
         MPI_Comm_split(MPI_COMM_WORLD, me.rank < nparts ? 0 : MPI_UNDEFINED, me.rank, &comm);
         current.nparts = nparts;
         if (comm != MPI_COMM_NULL) {
             current.held = true;
-            MGPU_TRY(domain_create(&current.dm, comm, opt, me.mode));
+            MGPU_TRY(domain_create(&current.dm, comm, opt));
         }
     }
     *dm = current.held ? &current.dm : NULL;
@@ -474,7 +540,7 @@ static mgpu_status domain_for(int nparts, const mgpu_options *opt, domain **dm)
 /* The record's fields of the job. */
 static void describe(mgpu_record *record)
 {
-    record->exchange = me.mode;
+    record->exchange = chosen->mode;
     mgpu_record_set_text(record, "overlap", overlap ? "yes" : "no");
     mgpu_record_set_text(record, "cuda_aware", cuda_aware_name(me.aware));
     mgpu_record_set_number(record, "hosts", me.hosts);
