@@ -9,6 +9,13 @@
  * still valid (the stencil domain's passes).  With --overlap (one-row
  * halos) the rows that read no halo are computed while the messages travel.
  *
+ * Ranks that share a node can do without messages (--exchange=ipc): they
+ * trade CUDA IPC handles of their buffers and events once (MPI_Allgather),
+ * then each pulls its neighbours' edge rows device to device through their
+ * mapped buffers, ordered by their events and by a barrier in memory the
+ * ranks share (an MPI shared-memory window), as mgpu-fork's workers do
+ * (lib/ipc-halo.c).
+ *
  * The program around the ranks is the harness's (mgpu_group_main), run by
  * every rank together; this file gives it the MPI calls it meets the other
  * ranks through: rank 0 alone prints, a run takes as long as its slowest
@@ -24,6 +31,7 @@
 #endif
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +58,10 @@ static const mgpu_extra_option extra[] = {
 static const mgpu_program program = {
     .name = "mgpu-mpi",
     .strategy = "mpi",
-    .summary = "one MPI rank per device, on one host or several: mpirun -np N mgpu-mpi",
-    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED),
+    .summary = "one MPI rank per device, on one host or several: mpirun -np N mgpu-mpi; halos "
+               "in MPI messages, or through CUDA IPC between the ranks of one node",
+    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) |
+                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC),
     .extra = extra,
     .binds_workers = 1,
     .deep_halo = 1,
@@ -62,6 +72,8 @@ static struct {
     int rank, ranks;             /* in MPI_COMM_WORLD */
     int local_rank, local_ranks; /* among the ranks of this node */
     int hosts;
+    int node_of[MGPU_MAX_DEVICES]; /* each rank's node, named by its lowest rank
+                                      (unknown beyond MGPU_MAX_DEVICES ranks) */
     int node_devices;            /* devices this rank sees */
     int device;                  /* the one it drives */
     int aware;                   /* the MPI takes device memory: cuda_aware() */
@@ -79,11 +91,14 @@ static void find_place(void)
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me.rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &me.local_rank);
     MPI_Comm_size(node, &me.local_ranks);
-    MPI_Comm_free(&node);
     /* The ranks of a node run their host kernels side by side. */
     mgpu_host_share_cores(me.local_ranks);
-    int leader = me.local_rank == 0, length;
+    int leader = me.local_rank == 0, lowest, length;
     MPI_Allreduce(&leader, &me.hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&me.rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+    if (me.ranks <= MGPU_MAX_DEVICES)
+        MPI_Allgather(&lowest, 1, MPI_INT, me.node_of, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Comm_free(&node);
     MPI_Get_processor_name(me.host, &length);
     snprintf(me.where, sizeof me.where, "rank %d on %s", me.rank, me.host);
 }
@@ -104,6 +119,44 @@ typedef struct transport {
     mgpu_status (*step)(domain *dm, long long step, bool compute);
 } transport;
 static const transport *chosen; /* the job's, --exchange=auto resolved */
+
+/* Which ranks share a node, into TEXT (SIZE bytes): each node's ranks, as
+ * runs FIRST-LAST or a rank alone, ',' between runs, ';' between nodes, the
+ * nodes in the order of their lowest rank ("0-3;4-7").  What does not fit
+ * is cut after a run and ends with "...". */
+static void node_ranks_text(char *text, size_t size)
+{
+    char all[MGPU_MAX_DEVICES * 8];
+    size_t len = 0;
+    all[0] = '\0';
+    for (int node = 0; node < me.ranks; node++) {
+        if (me.node_of[node] != node)
+            continue;
+        const char *sep = len ? ";" : "";
+        for (int r = node; r < me.ranks; r++) {
+            if (me.node_of[r] != node)
+                continue;
+            int last = r;
+            while (last + 1 < me.ranks && me.node_of[last + 1] == node)
+                last++;
+            if (last == r)
+                len += (size_t) snprintf(all + len, sizeof all - len, "%s%d", sep, r);
+            else
+                len += (size_t) snprintf(all + len, sizeof all - len, "%s%d-%d", sep, r, last);
+            sep = ",";
+            r = last;
+        }
+    }
+    if (len < size) {
+        memcpy(text, all, len + 1);
+        return;
+    }
+    size_t cut = size - 4; /* room for "..." */
+    while (cut > 0 && all[cut] != ',' && all[cut] != ';')
+        cut--;
+    memcpy(text, all, cut);
+    memcpy(text + cut, "...", 4);
+}
 
 /* ------------------------------------ what the harness asks of the ranks */
 
@@ -254,6 +307,9 @@ struct domain {
     MPI_Datatype block;      /* what a message carries: --halo rows of nx floats */
     float *staging;          /* staged: pinned blocks, outgoing UP, DOWN, incoming UP, DOWN */
     mgpu_event *edges_ready; /* --overlap: the rows to send are ready */
+    MPI_Win window;          /* ipc: the memory that holds BARRIER, shared by the ranks */
+    pthread_barrier_t *barrier; /* ipc: where the ranks meet at an exchange */
+    mgpu_ipc_halo *ipc;      /* ipc: the neighbours' buffers and events, mapped here */
 };
 
 /* The two messages of an exchange.  UP carries a slab's first K rows to the
@@ -271,6 +327,7 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
 {
     memset(dm, 0, sizeof *dm);
     dm->block = MPI_DATATYPE_NULL;
+    dm->window = MPI_WIN_NULL;
     dm->comm = comm;
     MPI_Comm_rank(comm, &dm->part);
     MPI_Comm_size(comm, &dm->nparts);
@@ -300,12 +357,24 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
     return chosen->connect ? chosen->connect(dm) : MGPU_OK;
 }
 
-/* The domain freed, in every rank of it at once. */
+/* The domain freed, in every rank of it at once.  ipc: the neighbours
+ * unmapped first, and nobody frees what another may still map; a failure
+ * there leaves the others waiting, for the caller to end the job. */
 static mgpu_status domain_destroy(domain *dm)
 {
+    if (dm->ipc)
+        MGPU_TRY(mgpu_ipc_halo_disconnect(dm->ipc));
+    mgpu_ipc_halo_destroy(dm->ipc);
     mgpu_event_destroy(dm->edges_ready);
     mgpu_host_free(dm->staging);
     mgpu_stencil_destroy(dm->st);
+    if (dm->window != MPI_WIN_NULL) {
+        /* Every rank has left the barrier before it goes. */
+        MPI_Barrier(dm->comm);
+        if (dm->part == 0)
+            pthread_barrier_destroy(dm->barrier);
+        MPI_Win_free(&dm->window);
+    }
     if (dm->block != MPI_DATATYPE_NULL)
         MPI_Type_free(&dm->block);
     MPI_Comm_free(&dm->comm);
@@ -433,6 +502,51 @@ static mgpu_status step_messages(domain *dm, long long step, bool compute)
     return overlap ? step_overlapped(dm, step, compute) : step_plain(dm, step, compute);
 }
 
+/* ipc: where the ranks meet, in the memory they share: no message. */
+static mgpu_status node_barrier(void *ctx)
+{
+    const domain *dm = ctx;
+    int rc = pthread_barrier_wait(dm->barrier);
+    if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)
+        return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_barrier_wait: %s", strerror(rc));
+    return MGPU_OK;
+}
+
+/* ipc: the ranks' barrier, in an MPI shared-memory window (the ranks share
+ * a node), made by rank 0 before anyone waits at it (should that fail,
+ * rank 0 ends the job and the others wait in MPI_Barrier until then); then
+ * every rank's CUDA IPC handles to every rank, once (MPI_Allgather), and
+ * its neighbours' buffers and events opened. */
+static mgpu_status ipc_connect(domain *dm)
+{
+    void *mine;
+    MPI_Aint bytes = dm->part == 0 ? (MPI_Aint) sizeof(pthread_barrier_t) : 0;
+    MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, dm->comm, &mine, &dm->window);
+    int unit;
+    MPI_Win_shared_query(dm->window, 0, &bytes, &unit, &dm->barrier);
+    if (dm->part == 0)
+        MGPU_TRY(mgpu_process_barrier_init(dm->barrier, (unsigned) dm->nparts));
+    MPI_Barrier(dm->comm);
+    mgpu_ipc_part handles, parts[MGPU_MAX_DEVICES];
+    MGPU_TRY(mgpu_ipc_halo_create(&dm->ipc, dm->st, dm->part, node_barrier, dm, &handles));
+    MPI_Allgather(&handles, (int) sizeof handles, MPI_BYTE, parts, (int) sizeof handles,
+                  MPI_BYTE, dm->comm);
+    return mgpu_ipc_halo_connect(dm->ipc, parts);
+}
+
+/* One step, ipc: at the steps that exchange, the neighbours' edge blocks
+ * pulled into the halos through their mapped buffers, on the stream,
+ * device to device; the host waits for no device and sends no message
+ * (lib/ipc-halo.c says what orders what). */
+static mgpu_status step_ipc(domain *dm, long long step, bool compute)
+{
+    if (mgpu_stencil_exchanges_at(dm->st, step))
+        MGPU_TRY(mgpu_ipc_halo_exchange(dm->ipc, step));
+    if (compute)
+        MGPU_TRY(mgpu_stencil_compute(dm->st, dm->part, step));
+    return mgpu_ipc_halo_computed(dm->ipc, step);
+}
+
 /* STEPS steps from the field the domain holds; with COMPUTE false the
  * kernels are left out (the exchanges alone). */
 static mgpu_status run_steps(domain *dm, long long steps, bool compute,
@@ -469,10 +583,49 @@ static mgpu_status mpi_usable(const mgpu_options *opt)
                           cuda_aware_name(me.aware));
 }
 
+/* ipc: CUDA IPC, between the GPUs of one node that reach each other's
+ * memory; no message travels, so none overlaps the inner rows. */
+static mgpu_status ipc_usable(const mgpu_options *opt)
+{
+    (void) opt;
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc needs the cuda backend: a host "
+                                              "device's memory is private to its rank (the %s "
+                                              "backend supports: staged, mpi)",
+                              mgpu_backend_name(mgpu_backend_active()));
+    if (me.hosts > 1) {
+        char nodes[MGPU_MAX_DEVICES * 8];
+        node_ranks_text(nodes, sizeof nodes);
+        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc: CUDA IPC joins the ranks of one "
+                                              "node, and these run on %d (ranks by node: %s; "
+                                              "accepted across nodes: staged, mpi)",
+                              me.hosts, nodes);
+    }
+    if (overlap)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--overlap: on overlaps the halo messages with the "
+                                              "rows that read no halo, and --exchange=ipc sends "
+                                              "none (accepted with ipc: --overlap=off)");
+    /* On one node rank r drives device r mod the devices (find_place). */
+    int used = me.ranks < me.node_devices ? me.ranks : me.node_devices;
+    for (int a = 0; a < used; a++) {
+        for (int b = 0; b < used; b++) {
+            int can = 1;
+            if (a != b)
+                MGPU_TRY(mgpu_peer_can_access(a, b, &can));
+            if (!can)
+                return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc: device %d cannot access "
+                                                      "device %d's memory (no peer access); use "
+                                                      "--exchange=staged", a, b);
+        }
+    }
+    return MGPU_OK;
+}
+
 /* The exchange modes, in the order --exchange=auto prefers them: the first
  * this job can run is taken.  A mode added here is added to the program's
  * exchanges too. */
 static const transport transports[] = {
+    {MGPU_EXCHANGE_IPC, ipc_usable, ipc_connect, step_ipc},
     {MGPU_EXCHANGE_MPI, mpi_usable, NULL, step_messages},
     {MGPU_EXCHANGE_STAGED, staged_usable, staging_alloc, step_messages},
 };
@@ -502,8 +655,9 @@ static mgpu_status choose_transport(const mgpu_options *opt)
 
 /* The domain of the phase of runs going on: made at the first phase of its
  * size, kept for the next of the same size (the timed runs and the
- * exchanges alone), so that a rank holds one slab at a time, and released
- * after the last phase, before the copy ceiling is measured. */
+ * exchanges alone: under ipc the handles are traded once), so that a rank
+ * holds one slab at a time, and released after the last phase, before the
+ * copy ceiling is measured. */
 static struct {
     int nparts; /* the phase's parts; 0 before the first */
     bool held;  /* this rank holds one of them, in DM */
@@ -550,6 +704,9 @@ static void describe(mgpu_record *record)
     MPI_Get_library_version(library, &length);
     library[strcspn(library, ",\n")] = '\0';
     mgpu_record_set_text(record, "mpi", library);
+    char nodes[64];
+    node_ranks_text(nodes, sizeof nodes);
+    mgpu_record_set_text(record, "node_ranks", nodes);
 }
 
 /* A phase of runs, in this rank: WARMUP untimed runs, then REPEATS timed
@@ -572,6 +729,11 @@ static mgpu_status run_part(void *ctx, mgpu_run *run)
         return MGPU_OK;
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         MGPU_TRY(mgpu_stencil_reset(dm->st, dm->part));
+        /* Some of the reset's copies return before the device has done
+         * them; under ipc the neighbours read these buffers after the
+         * barrier, ordered by nothing else. */
+        if (dm->ipc)
+            MGPU_TRY(mgpu_device_synchronize(me.device));
         MPI_Barrier(dm->comm);
         mgpu_progress_run(run->progress, r);
         double start = mgpu_now();
@@ -579,7 +741,7 @@ static mgpu_status run_part(void *ctx, mgpu_run *run)
         if (r >= run->warmup)
             run->seconds[r - run->warmup] = mgpu_now() - start;
         /* Nobody starts the next run, resetting its buffers, while another
-         * may still be in this one. */
+         * may still be in this one (ipc: pulling from them). */
         MPI_Barrier(dm->comm);
     }
     return run->field ? mgpu_stencil_gather_rows(dm->st, dm->part, opt->steps, run->field)
