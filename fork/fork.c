@@ -13,7 +13,7 @@
  *           after the barrier its neighbours copy them into their halos;
  *   ipc     CUDA IPC: each worker maps its neighbours' device buffers and
  *           events into its own address space and pulls the rows device to
- *           device, ordered on the devices by the events;
+ *           device, ordered on the devices by the events (lib/ipc-halo.c);
  *   nccl    each worker is one rank of an NCCL communicator, whose id the
  *           parent made before forking (ncclGetUniqueId makes no CUDA call)
  *           and left in the shared mapping; a worker's transfers of an
@@ -56,11 +56,9 @@ typedef struct control {
     pthread_barrier_t barrier; /* process-shared, one party per worker */
     mgpu_exchange mode;        /* the workers' exchange, auto resolved */
     mgpu_failure failure;      /* the first worker's to fail */
-    mgpu_ipc_handle buffer[MGPU_MAX_DEVICES][2]; /* ipc: each part's two buffers */
-    mgpu_ipc_handle done[MGPU_MAX_DEVICES][2];   /* ipc: its cycle events, by parity */
-    mgpu_ipc_handle pulled[MGPU_MAX_DEVICES];    /* ipc: its pulls are done */
-    mgpu_nccl_id nccl_id;                        /* nccl: the workers' communicator */
-    mgpu_binding binding;                        /* the CPUs each worker got */
+    mgpu_ipc_part ipc[MGPU_MAX_DEVICES]; /* ipc: what each part publishes */
+    mgpu_nccl_id nccl_id;                /* nccl: the workers' communicator */
+    mgpu_binding binding;                /* the CPUs each worker got */
     /* [repeat * nparts + part]: each worker's time per run, then from
      * [repeats * nparts] on the seconds of it that it waited (at barriers,
      * for its device). */
@@ -127,30 +125,13 @@ static mgpu_status shared_create(shared *sh, const mgpu_run *run)
         return MGPU_ERR_NOMEM;
     }
     mgpu_failure_init(&sh->control->failure);
-    /* The barrier lives in the shared mapping, so it must be told that
-     * processes, not only threads of one, wait at it. */
-    pthread_barrierattr_t attr;
-    int rc = pthread_barrierattr_init(&attr);
-    if (rc == 0) {
-        rc = pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-        if (rc == 0)
-            rc = pthread_barrier_init(&sh->control->barrier, &attr, (unsigned) n);
-        pthread_barrierattr_destroy(&attr);
-    }
-    if (rc != 0) {
+    mgpu_status status = mgpu_process_barrier_init(&sh->control->barrier, (unsigned) n);
+    if (status != MGPU_OK)
         shared_destroy(sh, false);
-        return mgpu_error_set(MGPU_ERR_SYSTEM, "process-shared barrier: %s", strerror(rc));
-    }
-    return MGPU_OK;
+    return status;
 }
 
 /* ---------------------------------------------------------- a worker */
-
-typedef struct peer {
-    float *buf[2];       /* ipc: a neighbour's two buffers, mapped here */
-    mgpu_event *done[2]; /* ipc: its cycle events, opened here */
-    mgpu_event *pulled;  /* ipc: its pulls, opened here */
-} peer;
 
 typedef struct worker {
     const mgpu_run *run;
@@ -158,20 +139,18 @@ typedef struct worker {
     int part, nparts;
     mgpu_exchange mode;
     mgpu_stencil *st;
-    bool registered;              /* staged: the slots are pinned here */
-    double waited;                /* seconds at barriers and for the device */
-    mgpu_event *done[2];          /* ipc: recorded after each cycle of K steps,
-                                     by the parity of its exchange */
-    mgpu_event *pulled;           /* ipc: recorded after this worker's pulls */
-    peer peers[MGPU_MAX_DEVICES]; /* ipc: indexed by part */
+    bool registered;    /* staged: the slots are pinned here */
+    double waited;      /* seconds at barriers and for the device */
+    mgpu_ipc_halo *ipc; /* ipc: the neighbours' buffers and events, mapped here */
 } worker;
 
 static mgpu_stream *stream_of(const worker *w) { return mgpu_stencil_stream(w->st, w->part); }
 
 static size_t block_bytes(const worker *w) { return mgpu_stencil_block_bytes(w->st); }
 
-static mgpu_status barrier(worker *w)
+static mgpu_status barrier(void *ctx)
 {
+    worker *w = ctx;
     double before = mgpu_now();
     int rc = pthread_barrier_wait(&w->sh->control->barrier);
     w->waited += mgpu_now() - before;
@@ -204,60 +183,13 @@ static mgpu_status choose_exchange(const mgpu_options *opt, int n, mgpu_exchange
 }
 
 /* ipc: publish this worker's buffers and events as handles in shared
- * memory, wait until every worker has, and open the neighbours' (once each:
- * with two parts and periodic rows the neighbour above is also below).
- * The buffers are published by index; a neighbour's block is read from the
- * one mgpu_stencil_buffer_index names for the step. */
+ * memory, wait until every worker has, and open the neighbours'. */
 static mgpu_status ipc_connect(worker *w)
 {
     control *c = w->sh->control;
-    int p = w->part;
-    for (int b = 0; b < 2; b++) {
-        MGPU_TRY(mgpu_ipc_memory_handle(p, mgpu_stencil_buffer(w->st, p, b), &c->buffer[p][b]));
-        MGPU_TRY(mgpu_ipc_event_create(p, &w->done[b], &c->done[p][b]));
-    }
-    MGPU_TRY(mgpu_ipc_event_create(p, &w->pulled, &c->pulled[p]));
+    MGPU_TRY(mgpu_ipc_halo_create(&w->ipc, w->st, w->part, barrier, w, &c->ipc[w->part]));
     MGPU_TRY(barrier(w));
-    int neighbours[2] = {mgpu_stencil_above(w->st, p), mgpu_stencil_below(w->st, p)};
-    for (int k = 0; k < 2; k++) {
-        int n = neighbours[k];
-        if (n < 0 || n == p || w->peers[n].buf[0])
-            continue;
-        int can;
-        MGPU_TRY(mgpu_peer_can_access(p, n, &can));
-        if (!can)
-            return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc: device %d cannot access "
-                                                  "device %d's memory (no peer access); use "
-                                                  "--exchange=staged", p, n);
-        for (int b = 0; b < 2; b++) {
-            void *ptr;
-            MGPU_TRY(mgpu_ipc_memory_open(p, &c->buffer[n][b], &ptr));
-            w->peers[n].buf[b] = ptr;
-            MGPU_TRY(mgpu_ipc_event_open(p, &c->done[n][b], &w->peers[n].done[b]));
-        }
-        MGPU_TRY(mgpu_ipc_event_open(p, &c->pulled[n], &w->peers[n].pulled));
-    }
-    return MGPU_OK;
-}
-
-/* Unmap the neighbours' buffers and close their events. */
-static mgpu_status ipc_close(worker *w)
-{
-    mgpu_status status = MGPU_OK;
-    for (int n = 0; n < w->nparts; n++) {
-        for (int b = 0; b < 2; b++) {
-            if (w->peers[n].buf[b]) {
-                mgpu_status closed = mgpu_ipc_memory_close(w->peers[n].buf[b]);
-                status = status != MGPU_OK ? status : closed;
-                w->peers[n].buf[b] = NULL;
-            }
-            mgpu_event_destroy(w->peers[n].done[b]);
-            w->peers[n].done[b] = NULL;
-        }
-        mgpu_event_destroy(w->peers[n].pulled);
-        w->peers[n].pulled = NULL;
-    }
-    return status;
+    return mgpu_ipc_halo_connect(w->ipc, c->ipc);
 }
 
 /* staged: part P's FIRST or LAST block of the field before exchange step
@@ -281,34 +213,9 @@ static mgpu_status publish_edges(worker *w, long long step)
     return mgpu_stream_synchronize(stream_of(w));
 }
 
-/* Where part FROM's EDGE block of the field before exchange step STEP is
- * to be read: its slot (staged), or its buffer mapped here, once the
- * neighbour's cycle before has been done on its device (ipc). */
-static mgpu_status edge_source(worker *w, int from, long long step, mgpu_row edge,
-                               const float **src)
-{
-    if (w->mode == MGPU_EXCHANGE_STAGED) {
-        *src = slot(w, step, from, edge);
-        return MGPU_OK;
-    }
-    if (from == w->part) { /* one part, periodic rows: its own */
-        *src = mgpu_stencil_block(w->st, from, step, edge);
-        return MGPU_OK;
-    }
-    /* The event the neighbour recorded after the cycle before: the other
-     * exchange parity. */
-    peer *pr = &w->peers[from];
-    MGPU_TRY(mgpu_stream_wait_event(stream_of(w),
-                                    pr->done[1 - mgpu_stencil_exchange_parity(w->st, step)]));
-    *src = pr->buf[mgpu_stencil_buffer_index(w->st, step)] +
-           mgpu_stencil_block_offset(w->st, from, edge);
-    return MGPU_OK;
-}
-
-/* The top halo is the last block of the part above, the bottom halo the
- * first block of the part below; a part with none there has a fixed
- * boundary.  ipc: the pulls done, this worker records PULLED where a
- * neighbour waits for it (wait_for_pulls). */
+/* staged: the top halo is the last block of the part above, the bottom
+ * halo the first block of the part below, copied from their slots; a part
+ * with none there has a fixed boundary. */
 static mgpu_status fetch_halos(worker *w, long long step)
 {
     int p = w->part;
@@ -316,50 +223,31 @@ static mgpu_status fetch_halos(worker *w, long long step)
     const mgpu_row edge[2] = {MGPU_ROW_LAST, MGPU_ROW_FIRST};
     const mgpu_row halo[2] = {MGPU_ROW_HALO_TOP, MGPU_ROW_HALO_BOTTOM};
     for (int k = 0; k < 2; k++) {
-        if (from[k] < 0)
-            continue;
-        const float *src;
-        MGPU_TRY(edge_source(w, from[k], step, edge[k], &src));
-        MGPU_TRY(mgpu_memcpy_async(mgpu_stencil_block(w->st, p, step, halo[k]), src,
-                                   block_bytes(w), stream_of(w)));
+        if (from[k] >= 0)
+            MGPU_TRY(mgpu_memcpy_async(mgpu_stencil_block(w->st, p, step, halo[k]),
+                                       slot(w, step, from[k], edge[k]), block_bytes(w),
+                                       stream_of(w)));
     }
-    /* Only a second pass before the next exchange waits for the pulls. */
-    bool waited_for = w->mode == MGPU_EXCHANGE_IPC && mgpu_stencil_rewrites_edges(w->st);
-    return waited_for ? mgpu_event_record(w->pulled, stream_of(w)) : MGPU_OK;
-}
-
-/* ipc, more than one pass between exchanges: this worker's second pass
- * would overwrite the edge rows its neighbours pull at this exchange, so its
- * stream first waits for their pulls; the barrier makes sure that each has
- * recorded PULLED for this exchange before the wait is issued. */
-static mgpu_status wait_for_pulls(worker *w)
-{
-    MGPU_TRY(barrier(w));
-    int p = w->part;
-    const int to[2] = {mgpu_stencil_above(w->st, p), mgpu_stencil_below(w->st, p)};
-    for (int k = 0; k < 2; k++)
-        if (to[k] >= 0 && to[k] != p)
-            MGPU_TRY(mgpu_stream_wait_event(stream_of(w), w->peers[to[k]].pulled));
     return MGPU_OK;
 }
 
-/* The exchange at STEP: publish (staged), meet, fetch; or with NCCL the
- * stencil domain's transfers, which need no meeting. */
+/* The exchange at STEP: publish, meet, fetch (staged); meet, pull (ipc);
+ * or with NCCL the stencil domain's transfers, which need no meeting. */
 static mgpu_status exchange(worker *w, long long step)
 {
     if (w->mode == MGPU_EXCHANGE_NCCL) {
         MGPU_TRY(mgpu_stencil_send(w->st, w->part, step));
         return mgpu_stencil_recv(w->st, w->part, step);
     }
-    if (w->mode == MGPU_EXCHANGE_STAGED) {
-        mgpu_trace_begin(MGPU_TRACE_SEND, w->part, step);
-        mgpu_status status = publish_edges(w, step);
-        mgpu_trace_end();
-        MGPU_TRY(status);
-    }
+    if (w->mode == MGPU_EXCHANGE_IPC)
+        return mgpu_ipc_halo_exchange(w->ipc, step);
+    mgpu_trace_begin(MGPU_TRACE_SEND, w->part, step);
+    mgpu_status status = publish_edges(w, step);
+    mgpu_trace_end();
+    MGPU_TRY(status);
     MGPU_TRY(barrier(w));
     mgpu_trace_begin(MGPU_TRACE_RECV, w->part, step);
-    mgpu_status status = fetch_halos(w, step);
+    status = fetch_halos(w, step);
     mgpu_trace_end();
     return status;
 }
@@ -381,42 +269,17 @@ static mgpu_status exchange(worker *w, long long step)
  * neighbour reaches only once its copies of this one are done (publishing
  * waits for its stream, which holds them).
  *
- * ipc: nothing here waits for a device.  Each worker records done[e%2] on
- * its stream after the last step of cycle e (after its last pass).  After
- * the barrier of exchange e every neighbour has recorded done[(e-1)%2], so
- * this worker's stream waits for that event (on the device) and then pulls
- * the neighbour's edge blocks from the buffer that holds the field before
- * the exchange, which the neighbour's last pass wrote; then it records
- * PULLED.  The neighbour's passes write its two buffers in turn, so the
- * next pass to overwrite the rows pulled is
- *  - with one pass per cycle (T = K), its first pass after exchange e+1,
- *    behind its wait for this worker's done[e%2], recorded after this pull;
- *  - with more (T < K), its second pass of cycle e: before issuing it, the
- *    neighbour meets the others at a second barrier, by which every worker
- *    has recorded PULLED for exchange e, and its stream waits for theirs
- *    (wait_for_pulls).  One PULLED event suffices: it is recorded again
- *    only after the barrier of exchange e+1, which the neighbour reaches
- *    only after it issued its wait.
- * The done events are double buffered by parity so that no neighbour records
- * done[(e-1)%2] again (at the end of cycle e+1) before this worker has
- * issued its wait: that takes the barrier of exchange e+1, which this worker
- * reaches only after. */
+ * ipc: nothing here waits for a device; the library's CUDA IPC halos
+ * order the pulls and the passes of neighbouring workers by events, and
+ * meet the workers at the barrier where that takes one (lib/ipc-halo.c). */
 static mgpu_status one_step(worker *w, long long step)
 {
     mgpu_stencil *st = w->st;
-    bool exchanges = mgpu_stencil_exchanges_at(st, step);
-    if (exchanges)
+    if (mgpu_stencil_exchanges_at(st, step))
         MGPU_TRY(exchange(w, step));
     if (w->run->compute)
         MGPU_TRY(mgpu_stencil_compute(st, w->part, step));
-    if (w->mode != MGPU_EXCHANGE_IPC)
-        return MGPU_OK;
-    if (exchanges && mgpu_stencil_rewrites_edges(st))
-        MGPU_TRY(wait_for_pulls(w));
-    if (mgpu_stencil_exchanges_at(st, step + 1))
-        MGPU_TRY(mgpu_event_record(w->done[mgpu_stencil_exchange_parity(st, step)],
-                                   stream_of(w)));
-    return MGPU_OK;
+    return w->mode == MGPU_EXCHANGE_IPC ? mgpu_ipc_halo_computed(w->ipc, step) : MGPU_OK;
 }
 
 static mgpu_status run_steps(worker *w, mgpu_progress *progress)
@@ -484,12 +347,7 @@ static mgpu_status worker_run(worker *w)
     }
     if (run->field)
         MGPU_TRY(mgpu_stencil_gather(w->st, p, opt->steps, w->sh->result));
-    if (w->mode == MGPU_EXCHANGE_IPC) {
-        MGPU_TRY(ipc_close(w));
-        /* Every neighbour has unmapped this worker's buffers before it frees them. */
-        MGPU_TRY(barrier(w));
-    }
-    return MGPU_OK;
+    return w->mode == MGPU_EXCHANGE_IPC ? mgpu_ipc_halo_disconnect(w->ipc) : MGPU_OK;
 }
 
 /* After a failure (FAILED) NCCL's transfers may wait for a neighbour that
@@ -500,10 +358,7 @@ static void worker_cleanup(worker *w, bool failed)
         mgpu_stencil_abort(w->st);
     if (w->st)
         mgpu_stencil_synchronize(w->st, w->part); /* no copy still uses what goes */
-    ipc_close(w);
-    for (int b = 0; b < 2; b++)
-        mgpu_event_destroy(w->done[b]);
-    mgpu_event_destroy(w->pulled);
+    mgpu_ipc_halo_destroy(w->ipc);
     if (w->registered)
         mgpu_host_unregister(w->sh->slots);
     mgpu_stencil_destroy(w->st);

@@ -67,6 +67,17 @@ void mgpu_field_fill_halo_rows(float *field, mgpu_kernel kernel, long long nx, l
     memcpy(field + (size_t) (ny - 1) * row, field + row, row * sizeof *field);
 }
 
+void mgpu_field_outer_rows(float *field, mgpu_kernel kernel, long long nx, long long ny,
+                           uint64_t seed)
+{
+    /* No step computes them: they are the boundary (pattern2d) or periodic
+     * images of the interior (jacobi). */
+    size_t row = (size_t) nx;
+    mgpu_field_initial_rows(field, row, kernel, nx, ny, 0, 1, seed);
+    mgpu_field_initial_rows(field + (size_t) (ny - 1) * row, row, kernel, nx, ny, ny - 1, 1, seed);
+    mgpu_field_fill_halo_rows(field, kernel, nx, ny);
+}
+
 mgpu_status mgpu_reference_run(float *field, mgpu_kernel kernel, long long nx, long long ny,
                                long long steps, uint64_t seed)
 {

@@ -1,6 +1,12 @@
 /* harness.c - the program around a strategy: options, backend, the timed
  * runs, the baseline, the copy ceiling, verification and the record.  A
- * strategy's own file keeps only what makes it that strategy. */
+ * strategy's own file keeps only what makes it that strategy.
+ *
+ * A program whose processes each drive one device (mgpu_group: mgpu-mpi's
+ * ranks) goes through the same phases in every process, together: process
+ * 0 alone prints, a run takes as long as its slowest process, each process
+ * measures the copy ceiling of its own device, and the field is gathered
+ * on process 0 to be verified there. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -10,11 +16,35 @@
 
 #include "mgpu-private.h"
 
+/* One program's invocation. */
+typedef struct harness {
+    const mgpu_program *program;
+    const mgpu_group *group; /* NULL: one process drives every device */
+    mgpu_strategy_fn strategy;
+    void *ctx;
+    mgpu_options opt;
+    int ndevices;
+} harness;
+
+/* Whether this process prints: every process that is not of a group, and
+ * process 0 of one. */
+static bool prints(const harness *h) { return !h->group || h->group->rank == 0; }
+
+/* A group's run takes as long as its slowest process, each having timed
+ * its own part from a start they share; the host's wait is the average of
+ * the processes' (each tells, or none: then it stays negative). */
+static void combine_runs(const mgpu_group *group, mgpu_run *run)
+{
+    group->combine(group->ctx, MGPU_GROUP_MAX, run->seconds, run->repeats);
+    group->combine(group->ctx, MGPU_GROUP_SUM, run->waited, run->repeats);
+    for (int r = 0; r < run->repeats; r++)
+        run->waited[r] /= group->ranks;
+}
+
 /* Run the strategy REPEATS times (after WARMUP) and give the median etc.;
  * for the record's run, also where its steps' time went on the host.  WHAT
  * names the phase on the progress line. */
-static mgpu_status timed(mgpu_strategy_fn strategy, void *ctx, mgpu_run *run,
-                         const char *what, mgpu_stats *stats)
+static mgpu_status timed(const harness *h, mgpu_run *run, const char *what, mgpu_stats *stats)
 {
     int n = run->repeats;
     double *seconds = calloc((size_t) n, sizeof *seconds);
@@ -29,7 +59,9 @@ static mgpu_status timed(mgpu_strategy_fn strategy, void *ctx, mgpu_run *run,
     run->seconds = seconds;
     run->waited = waited;
     mgpu_progress_begin(run->progress, what, run->warmup, run->repeats, run->compute);
-    mgpu_status status = strategy(ctx, run);
+    mgpu_status status = h->strategy(h->ctx, run);
+    if (status == MGPU_OK && h->group)
+        combine_runs(h->group, run);
     bool told = true;
     for (int r = 0; r < n; r++)
         told = told && waited[r] >= 0.0;
@@ -74,114 +106,251 @@ static int finish(const mgpu_program *program, mgpu_progress *progress, mgpu_sta
     return mgpu_exit_code(status);
 }
 
-/* mgpu_main without the final check of stdout. */
-static int run_program(const mgpu_program *program, int argc, char **argv,
-                       mgpu_strategy_fn strategy, void *ctx)
+/* The command line.  In a group process 0 reads it first and alone prints
+ * a usage error, --help or --version; the others read it only when process
+ * 0 goes on (every process has the same command line): one message, not
+ * one a process.  Returns -1 to go on, or the exit code. */
+static int parse(harness *h, int argc, char **argv)
 {
-    mgpu_options opt;
-    int code = mgpu_options_parse(&opt, program, argc, argv);
-    if (code >= 0)
-        return code;
-    int host_devices = opt.devices ? opt.devices : 2;
-    mgpu_status status = program->forks ? mgpu_init_nocuda(opt.backend, host_devices)
-                                        : mgpu_init(opt.backend, host_devices);
-    int ndevices = 0;
-    if (status == MGPU_OK)
-        status = resolve_devices(&opt, &ndevices);
-    if (status == MGPU_OK)
-        status = mgpu_fault_validate(ndevices, opt.steps);
-    /* Known only now that the backend is: NCCL moves device memory. */
-    if (status == MGPU_OK && opt.exchange == MGPU_EXCHANGE_NCCL)
-        status = mgpu_nccl_check();
-    if (status != MGPU_OK)
-        return finish(program, NULL, status);
+    const mgpu_group *g = h->group;
+    if (!g)
+        return mgpu_options_parse(&h->opt, h->program, argc, argv);
+    int code = -1;
+    if (g->rank == 0)
+        code = mgpu_options_parse(&h->opt, h->program, argc, argv);
+    g->broadcast(g->ctx, &code, 0);
+    if (code < 0 && g->rank != 0)
+        code = mgpu_options_parse(&h->opt, h->program, argc, argv);
+    return code;
+}
 
-    mgpu_record record;
-    mgpu_record_init(&record, program, &opt);
-    record.devices = ndevices;
+/* A group's processes prepare each its own device and check the request;
+ * then every one learns whether any cannot start.  The lowest that cannot
+ * says why, and every one returns its exit code: one message, one code,
+ * and nobody left waiting in a call the others never make.  What process
+ * 0 finds wrong is wrong for all (the command line); what another finds
+ * may be its host's own trouble: it says where.  -1: all go on. */
+static int start_group(harness *h)
+{
+    const mgpu_group *g = h->group;
+    h->ndevices = g->ranks;
+    mgpu_status status = g->prepare(g->ctx, &h->opt);
+    if (status == MGPU_OK)
+        status = mgpu_halo_check(h->opt.halo, h->opt.ny, g->ranks);
+    if (status == MGPU_OK)
+        status = mgpu_fault_validate(g->ranks, h->opt.steps);
+    double first = status == MGPU_OK ? g->ranks : g->rank;
+    g->combine(g->ctx, MGPU_GROUP_MIN, &first, 1);
+    int lowest = (int) first;
+    if (lowest == g->ranks)
+        return -1;
+    int code = mgpu_exit_code(status);
+    if (g->rank == lowest && lowest == 0)
+        mgpu_error(h->program, "%s", mgpu_error_message(status));
+    else if (g->rank == lowest)
+        mgpu_error(h->program, "%s: %s", g->where, mgpu_error_message(status));
+    g->broadcast(g->ctx, &code, lowest);
+    return code;
+}
+
+/* The backend, the devices and the request checked.  -1 to go on, or the
+ * exit code. */
+static int start(harness *h)
+{
+    if (h->group)
+        return start_group(h);
+    const mgpu_options *opt = &h->opt;
+    int host_devices = opt->devices ? opt->devices : 2;
+    mgpu_status status = h->program->forks ? mgpu_init_nocuda(opt->backend, host_devices)
+                                           : mgpu_init(opt->backend, host_devices);
+    if (status == MGPU_OK)
+        status = resolve_devices(opt, &h->ndevices);
+    if (status == MGPU_OK)
+        status = mgpu_fault_validate(h->ndevices, opt->steps);
+    /* Known only now that the backend is: NCCL moves device memory. */
+    if (status == MGPU_OK && opt->exchange == MGPU_EXCHANGE_NCCL)
+        status = mgpu_nccl_check();
+    return status == MGPU_OK ? -1 : finish(h->program, NULL, status);
+}
+
+/* The record's binding, in a group: each process's, gathered on process 0. */
+static void gather_binding(const mgpu_group *g, mgpu_binding *binding)
+{
+    char mine[MGPU_BIND_TEXT];
+    memcpy(mine, binding->cpus[g->rank], sizeof mine);
+    g->gather(g->ctx, mine, sizeof mine, binding->cpus);
+}
+
+/* A group's copy ceiling: each device's, measured by one of the processes
+ * that drive it, summed.  A device not measured (its grid fits in its
+ * cache) leaves the sum without its term: then there is no ceiling. */
+static mgpu_status group_ceiling(const mgpu_group *g, size_t field_bytes, double *gbps)
+{
+    double mine[2] = {0.0, 0.0}; /* the ceiling; 1 when not measured */
+    if (g->ceiling_device >= 0) {
+        MGPU_TRY(mgpu_copy_ceiling_device(g->ceiling_device, field_bytes, &mine[0]));
+        mine[1] = mine[0] <= 0.0;
+    }
+    g->combine(g->ctx, MGPU_GROUP_SUM, mine, 2);
+    *gbps = mine[1] > 0.0 ? 0.0 : mine[0];
+    return MGPU_OK;
+}
+
+/* In a group, this process's part of the field: the interior rows of its
+ * slab.  *SLABS gets every process's. */
+static mgpu_status part_rows(const harness *h, mgpu_slab *slabs, float **rows)
+{
+    MGPU_TRY(mgpu_decompose(h->opt.ny, h->ndevices, slabs));
+    const mgpu_slab *mine = &slabs[h->group->rank];
+    size_t cells = (size_t) h->opt.nx * (size_t) (mine->row_end - mine->row_begin);
+    *rows = malloc(cells * sizeof **rows);
+    if (!*rows)
+        return mgpu_fail(MGPU_ERR_NOMEM, "the part's rows of the field: %zu bytes of host memory",
+                         cells * sizeof **rows);
+    return MGPU_OK;
+}
+
+/* Everything between the start and the verdict: the timed runs, the
+ * exchanges alone, one device when --baseline, the device time of a step
+ * and the copy ceiling; the final field into FIELD (when not NULL, on the
+ * process that prints). */
+static mgpu_status measure(harness *h, mgpu_record *record, mgpu_progress *progress,
+                           float *field)
+{
+    const mgpu_options *opt = &h->opt;
+    const mgpu_group *g = h->group;
+    int ndevices = h->ndevices;
     /* What each device's worker got.  A program whose one thread drives
      * every device is bound here, once, near the first device: the union
      * of the devices' nodes is the whole machine on one with GPUs on both
      * sockets (no binding at all), and device 0 is the one every run uses,
      * the one-device baseline included. */
     static mgpu_binding binding;
-    if (!program->binds_workers) {
-        mgpu_bind_worker(opt.bind, 0, 1, binding.cpus[0]);
+    if (!h->program->binds_workers) {
+        mgpu_bind_worker(opt->bind, 0, 1, binding.cpus[0]);
         for (int d = 1; d < ndevices; d++)
             memcpy(binding.cpus[d], binding.cpus[0], sizeof binding.cpus[0]);
-        mgpu_record_set_binding(&record, &binding);
+        mgpu_record_set_binding(record, &binding);
     }
-    record.exchanges = mgpu_exchanges_per_run(opt.kernel, ndevices, opt.steps, opt.halo);
-    float *field = NULL;
-    if (opt.verify != MGPU_VERIFY_NONE) {
-        size_t cells = (size_t) opt.nx * (size_t) opt.ny;
-        field = malloc(cells * sizeof *field);
-        if (!field)
-            return finish(program, NULL,
-                          mgpu_fail(MGPU_ERR_NOMEM, "the result field: %zu bytes of host memory",
-                                    cells * sizeof *field));
-    }
+    bool verify = opt->verify != MGPU_VERIFY_NONE;
+    mgpu_slab slabs[MGPU_MAX_DEVICES];
+    float *rows = NULL; /* a group's part of the field */
+    mgpu_status status = MGPU_OK;
+    if (g && verify)
+        status = part_rows(h, slabs, &rows);
 
     /* A GPU's ceiling is measured before and after the runs (a card that
      * has worked for seconds may run slower), and the higher one is kept, so
      * that the ratio to it is never flattered.  Workers in processes forbid
-     * the "before" here: no CUDA in this process until they have run. */
-    size_t field_bytes = (size_t) opt.nx * (size_t) opt.ny * sizeof(float);
+     * the "before" here: no CUDA in this process until they have run; in a
+     * group each process measures its own device, once, after the runs. */
+    size_t field_bytes = (size_t) opt->nx * (size_t) opt->ny * sizeof(float);
     double ceiling_before = 0.0;
-    if (!program->forks && mgpu_backend_active() == MGPU_BACKEND_CUDA)
+    if (status == MGPU_OK && !g && !h->program->forks &&
+        mgpu_backend_active() == MGPU_BACKEND_CUDA)
         status = mgpu_copy_ceiling(ndevices, field_bytes, &ceiling_before);
 
-    mgpu_progress progress;
-    mgpu_progress_init(&progress, &opt, stderr);
-    mgpu_run run = {.opt = &opt, .ndevices = ndevices, .compute = 1, .warmup = opt.warmup,
-                    .repeats = opt.repeat, .field = field, .record = &record,
-                    .binding = &binding,
-                    .progress = &progress};
+    mgpu_run run = {.opt = opt, .ndevices = ndevices, .compute = 1, .warmup = opt->warmup,
+                    .repeats = opt->repeat, .field = g ? rows : field, .record = record,
+                    .binding = &binding, .progress = progress};
     if (status == MGPU_OK)
-        status = timed(strategy, ctx, &run, NULL, &record.time);
-    if (status == MGPU_OK && program->binds_workers)
-        mgpu_record_set_binding(&record, &binding);
+        status = timed(h, &run, NULL, &record->time);
+    if (status == MGPU_OK && h->program->binds_workers) {
+        if (g)
+            gather_binding(g, &binding);
+        mgpu_record_set_binding(record, &binding);
+    }
 
     /* The exchanges alone, the same steps with the kernels left out, say
      * what share of the time the exchange costs. */
-    bool exchanges = ndevices > 1 || opt.kernel == MGPU_KERNEL_JACOBI;
+    bool exchanges = ndevices > 1 || opt->kernel == MGPU_KERNEL_JACOBI;
     if (status == MGPU_OK && exchanges) {
         mgpu_stats alone;
-        mgpu_run ex = {.opt = &opt, .ndevices = ndevices, .compute = 0, .warmup = 1,
-                       .repeats = opt.repeat, .record = &record, .progress = &progress};
-        status = timed(strategy, ctx, &ex, "exchanges alone", &alone);
-        record.exchange_s = alone.median;
+        mgpu_run ex = {.opt = opt, .ndevices = ndevices, .compute = 0, .warmup = 1,
+                       .repeats = opt->repeat, .record = record, .progress = progress};
+        status = timed(h, &ex, "exchanges alone", &alone);
+        record->exchange_s = alone.median;
     } else if (status == MGPU_OK) {
-        record.exchange_s = 0.0;
+        record->exchange_s = 0.0;
     }
-    if (status == MGPU_OK && opt.baseline) {
-        mgpu_stats one = record.time;
+    if (status == MGPU_OK && opt->baseline) {
+        mgpu_stats one = record->time;
         if (ndevices > 1) {
-            mgpu_run base = {.opt = &opt, .ndevices = 1, .compute = 1, .warmup = opt.warmup,
-                             .repeats = opt.repeat, .progress = &progress};
-            status = timed(strategy, ctx, &base, "1 device", &one);
+            mgpu_run base = {.opt = opt, .ndevices = 1, .compute = 1, .warmup = opt->warmup,
+                             .repeats = opt->repeat, .progress = progress};
+            status = timed(h, &base, "1 device", &one);
         }
-        record.baseline_s = one.median;
+        record->baseline_s = one.median;
     }
+    if (status == MGPU_OK && g && g->release)
+        status = g->release(g->ctx);
+    if (status == MGPU_OK && g) {
+        mgpu_progress_note(progress, "the copy ceiling");
+        status = group_ceiling(g, field_bytes, &record->copy_gbps);
+    } else if (status == MGPU_OK) {
+        mgpu_progress_note(progress, "timing one step alone, and the copy ceiling");
+        status = mgpu_step_device_time(opt, ndevices, &record->device_step_s);
+        if (status == MGPU_OK)
+            status = mgpu_copy_ceiling(ndevices, field_bytes, &record->copy_gbps);
+        if (record->copy_gbps < ceiling_before)
+            record->copy_gbps = ceiling_before;
+    }
+    if (status == MGPU_OK && g && verify) {
+        g->gather_rows(g->ctx, rows, slabs, opt->nx, field);
+        if (field)
+            mgpu_field_outer_rows(field, opt->kernel, opt->nx, opt->ny, opt->seed);
+    }
+    free(rows);
+    return status;
+}
+
+/* mgpu_main without the final check of stdout; in a group, the exit code
+ * of process 0 once it has printed. */
+static int run_program(harness *h, int argc, char **argv)
+{
+    int code = parse(h, argc, argv);
+    if (code < 0)
+        code = start(h);
+    if (code >= 0)
+        return code;
+    const mgpu_options *opt = &h->opt;
+    const mgpu_program *program = h->program;
+
+    mgpu_record record;
+    mgpu_record_init(&record, program, opt);
+    record.devices = h->ndevices;
+    record.exchanges = mgpu_exchanges_per_run(opt->kernel, h->ndevices, opt->steps, opt->halo);
+    float *field = NULL;
+    mgpu_status status = MGPU_OK;
+    if (opt->verify != MGPU_VERIFY_NONE && prints(h)) {
+        size_t cells = (size_t) opt->nx * (size_t) opt->ny;
+        field = malloc(cells * sizeof *field);
+        if (!field)
+            status = mgpu_fail(MGPU_ERR_NOMEM, "the result field: %zu bytes of host memory",
+                               cells * sizeof *field);
+    }
+    mgpu_progress progress = {0}; /* off where it is not drawn */
+    if (prints(h))
+        mgpu_progress_init(&progress, opt, stderr);
     if (status == MGPU_OK)
-        mgpu_progress_note(&progress, "timing one step alone, and the copy ceiling");
-    if (status == MGPU_OK)
-        status = mgpu_step_device_time(&opt, ndevices, &record.device_step_s);
-    if (status == MGPU_OK)
-        status = mgpu_copy_ceiling(ndevices, field_bytes, &record.copy_gbps);
-    if (record.copy_gbps < ceiling_before)
-        record.copy_gbps = ceiling_before;
+        status = measure(h, &record, prints(h) ? &progress : NULL, field);
+    if (status != MGPU_OK && h->group) {
+        /* The others may be waiting for this process: all end now. */
+        mgpu_progress_end(&progress);
+        mgpu_error(program, "%s: %s", h->group->where, mgpu_error_message(status));
+        h->group->abort(h->group->ctx, mgpu_exit_code(status));
+    }
     if (status == MGPU_OK && field)
         mgpu_progress_note(&progress, "verifying");
     if (status == MGPU_OK && field)
-        status = mgpu_verify_field(field, &opt, &record);
+        status = mgpu_verify_field(field, opt, &record);
     free(field);
     mgpu_progress_end(&progress);
     /* A record that could not be written is the failure to report (the
      * verdict of a failed verification was in that record; the exit code
      * is 1 either way). */
-    if (status == MGPU_OK || status == MGPU_ERR_VERIFY) {
-        mgpu_status printed = mgpu_record_print(&record, opt.format, opt.header, stdout);
+    if (prints(h) && (status == MGPU_OK || status == MGPU_ERR_VERIFY)) {
+        mgpu_status printed = mgpu_record_print(&record, opt->format, opt->header, stdout);
         if (printed != MGPU_OK)
             status = printed;
     }
@@ -192,5 +361,19 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
               void *ctx)
 {
     mgpu_stdout_guard();
-    return mgpu_stdout_close(program, run_program(program, argc, argv, strategy, ctx));
+    harness h = {.program = program, .strategy = strategy, .ctx = ctx};
+    return mgpu_stdout_close(program, run_program(&h, argc, argv));
+}
+
+int mgpu_group_main(const mgpu_program *program, const mgpu_group *group, int argc,
+                    char **argv, mgpu_strategy_fn strategy, void *ctx)
+{
+    harness h = {.program = program, .group = group, .strategy = strategy, .ctx = ctx};
+    int code = run_program(&h, argc, argv);
+    /* Process 0 alone printed; whether that reached stdout decides every
+     * process's exit code. */
+    if (group->rank == 0)
+        code = mgpu_stdout_close(program, code);
+    group->broadcast(group->ctx, &code, 0);
+    return code;
 }

@@ -15,6 +15,7 @@
 #ifndef MGPU_H
 #define MGPU_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -301,6 +302,11 @@ void mgpu_field_initial_rows(float *rows, size_t pitch, mgpu_kernel kernel, long
 /* Make the rows outside the interior of a full field consistent with its
  * interior (periodic copies for jacobi; nothing for pattern2d). */
 void mgpu_field_fill_halo_rows(float *field, mgpu_kernel kernel, long long nx, long long ny);
+/* The outer rows of a full field whose interior rows were gathered from
+ * its parts: the first and last rows of the initial field, then
+ * mgpu_field_fill_halo_rows. */
+void mgpu_field_outer_rows(float *field, mgpu_kernel kernel, long long nx, long long ny,
+                           uint64_t seed);
 
 /* The single-device CPU reference: STEPS steps of the whole NX x NY field,
  * starting from the initial field.  FIELD receives the result. */
@@ -365,7 +371,7 @@ enum {
     /* through zero-copy mapped host memory */                                          \
     X(A, MAPPED, "mapped", MGPU_BY_IN_PROCESS)                                          \
     /* between processes: CUDA IPC */                                                   \
-    X(A, IPC, "ipc", MGPU_BY_FORK)                                                      \
+    X(A, IPC, "ipc", MGPU_BY_FORK | MGPU_BY_MPI)                                        \
     /* between ranks: MPI */                                                            \
     X(A, MPI, "mpi", MGPU_BY_MPI)                                                       \
     /* ncclSend/ncclRecv, a communicator per part (a build without NCCL refuses it) */ \
@@ -522,8 +528,13 @@ int mgpu_stencil_above(const mgpu_stencil *stencil, int part);
 int mgpu_stencil_below(const mgpu_stencil *stencil, int part);
 
 /* Copy PART's interior rows of the field after STEPS steps into the full
- * host FIELD (nx*ny floats).  Sets the device itself. */
+ * host FIELD (nx*ny floats), and the outer row beside them where the part
+ * is the first or the last.  Sets the device itself. */
 mgpu_status mgpu_stencil_gather(mgpu_stencil *stencil, int part, long long steps, float *field);
+/* The same rows alone into ROWS, nx floats apart, the slab's first row at
+ * ROWS: for a process that holds one part of a field gathered elsewhere. */
+mgpu_status mgpu_stencil_gather_rows(mgpu_stencil *stencil, int part, long long steps,
+                                     float *rows);
 /* Every part this process holds gathered into FIELD, and the outer rows
  * made (mgpu_field_fill_halo_rows): the final field a strategy that holds
  * all parts leaves in mgpu_run's FIELD. */
@@ -906,7 +917,9 @@ mgpu_status mgpu_verify_field(const float *field, const mgpu_options *opt, mgpu_
  * from the initial field, and put the seconds of each timed run (from the
  * first step to the end of the last, devices synchronised) in SECONDS.  With
  * COMPUTE 0 the kernels are left out (the exchanges alone).  When FIELD is
- * not NULL, leave the final field there (nx*ny floats, outer rows too). */
+ * not NULL, leave the final field there (nx*ny floats, outer rows too); in
+ * a process of a group (mgpu_group_main), only its own part: the interior
+ * rows of slab RANK of mgpu_decompose's NDEVICES, nx floats apart. */
 typedef struct mgpu_run {
     const mgpu_options *opt;
     int ndevices;
@@ -984,6 +997,59 @@ void mgpu_progress_elsewhere(mgpu_progress *progress);
 int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
               void *ctx);
 
+/* A program run by a group of processes, one device each (mgpu-mpi's ranks
+ * under mpirun), that meet through a transport of the program's own: each
+ * process runs mgpu_group_main, which goes through mgpu_main's phases in
+ * every one of them, together.  Process 0 alone prints (an error of the
+ * command line, --help, the progress line, the record); a run takes as
+ * long as its slowest process; each process's part of the final field is
+ * gathered on process 0, which verifies it.  A process that cannot start
+ * does not leave the others waiting: all learn it, the lowest such says
+ * why, and all return its exit code.  A process that fails once the runs
+ * began ends the whole group (ABORT), since the others may wait for it.
+ * The calls below are collective (every process makes each, in the same
+ * order) and do not return on a failure of the transport. */
+typedef enum mgpu_group_op { MGPU_GROUP_MIN, MGPU_GROUP_MAX, MGPU_GROUP_SUM } mgpu_group_op;
+
+typedef struct mgpu_group {
+    int rank, ranks;    /* this process, of RANKS; part RANK of the grid */
+    const char *where;  /* how this process names itself in a failure of its
+                           own, not of the command line: "rank 1 on node7" */
+    /* The device whose copy ceiling this process measures, one term of the
+     * record's sum; -1 when another process measures its device.  PREPARE
+     * sets it. */
+    int ceiling_device;
+    void *ctx;          /* passed to every call */
+    /* Not collective: once the options are parsed, check them against the
+     * group, choose the backend (mgpu_init) and this process's device, and
+     * make it current. */
+    mgpu_status (*prepare)(void *ctx, const mgpu_options *opt);
+    /* VALUES[0..N) combined by OP over the processes, into every one's. */
+    void (*combine)(void *ctx, mgpu_group_op op, double *values, int n);
+    /* *VALUE of process ROOT into every process's. */
+    void (*broadcast)(void *ctx, int *value, int root);
+    /* BYTES at MINE from every process into ALL on process 0, in rank order
+     * (ALL is ignored elsewhere). */
+    void (*gather)(void *ctx, const void *mine, size_t bytes, void *all);
+    /* Each process's part of the field, the interior rows of SLABS[rank]
+     * at ROWS, nx floats apart, into FIELD (nx*ny floats) on process 0. */
+    void (*gather_rows)(void *ctx, const float *rows, const mgpu_slab *slabs, long long nx,
+                        float *field);
+    /* After the last phase of runs, before the copy ceiling: free what the
+     * processes kept from one phase to the next (NULL: nothing). */
+    mgpu_status (*release)(void *ctx);
+    /* End every process of the group now, with exit code CODE. */
+    void (*abort)(void *ctx, int code);
+} mgpu_group;
+
+/* mgpu_main in each process of GROUP (mgpu_stdout_guard is the program's
+ * to call, before its transport opens files).  STRATEGY is called in every
+ * process for each phase of runs; with RUN->ndevices below the group's
+ * size (the one-device baseline), the processes beyond it have no part and
+ * return at once.  Returns the exit code, the same in every process. */
+int mgpu_group_main(const mgpu_program *program, const mgpu_group *group, int argc,
+                    char **argv, mgpu_strategy_fn strategy, void *ctx);
+
 /* Sum of the copy bandwidths of devices 0..NDEVICES-1 (host backend: one
  * copy on all cores, since host "devices" share one memory) for a grid of
  * FIELD_BYTES per buffer, on buffers that leave the caches (ceiling.c says
@@ -1060,6 +1126,14 @@ void mgpu_pipeline_destroy(mgpu_pipeline *pipeline);
 mgpu_status mgpu_host_register(void *ptr, size_t bytes);
 void mgpu_host_unregister(void *ptr);
 
+/* Initialise BARRIER, in memory that processes share (a MAP_SHARED mapping,
+ * an MPI shared-memory window), for COUNT processes to wait at.  POSIX
+ * barriers are there only when the feature macros ask for POSIX 2001 or
+ * later (the C library's default; not -std=c11 alone). */
+#if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L
+mgpu_status mgpu_process_barrier_init(pthread_barrier_t *barrier, unsigned count);
+#endif
+
 /* CUDA IPC.  A handle is plain bytes naming one process's device memory or
  * event; another process receives it (through shared memory, a pipe, MPI)
  * and opens it.  The cuda backend only: a host-backend device's memory is
@@ -1087,6 +1161,52 @@ mgpu_status mgpu_ipc_memory_close(void *ptr);
  * Destroying an opened event closes it. */
 mgpu_status mgpu_ipc_event_create(int device, mgpu_event **event, mgpu_ipc_handle *handle);
 mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle, mgpu_event **event);
+
+/* Halos between processes of one node through CUDA IPC (lib/ipc-halo.c),
+ * for a strategy whose processes hold one part each of a stencil domain
+ * (mgpu-fork's workers, mgpu-mpi's ranks).  Each part publishes its buffers
+ * and events (an mgpu_ipc_part, plain bytes the strategy hands to every
+ * other: shared memory, MPI) and opens its neighbours'; at each exchange
+ * it pulls their edge blocks into its halos device to device, on its
+ * stream, ordered by the events and by BARRIER, where every process meets
+ * the others (lib/ipc-halo.c has the orders and why they hold).  A step
+ * of part P is, in every process alike:
+ *     if (mgpu_stencil_exchanges_at(st, step)) mgpu_ipc_halo_exchange(h, step);
+ *     mgpu_stencil_compute(st, P, step);   (left out for the exchanges alone)
+ *     mgpu_ipc_halo_computed(h, step);
+ * and a run starts with every part reset, its device synchronised, and a
+ * barrier.  The cuda backend only. */
+typedef struct mgpu_ipc_part {
+    int device;                /* of the part, as its process numbers devices */
+    mgpu_ipc_handle buffer[2]; /* its two buffers */
+    mgpu_ipc_handle done[2];   /* events: its passes of a cycle are done, by the
+                                  parity of the exchange that ends the cycle */
+    mgpu_ipc_handle pulled;    /* event: its pulls of an exchange are done */
+} mgpu_ipc_part;
+
+typedef struct mgpu_ipc_halo mgpu_ipc_halo;
+/* Returns once every process of the domain has called it. */
+typedef mgpu_status (*mgpu_barrier_fn)(void *ctx);
+
+/* For PART of STENCIL, held by this process: its events, and its handles
+ * into *MINE to publish.  After a failure *HALO, if not NULL, is to be
+ * destroyed. */
+mgpu_status mgpu_ipc_halo_create(mgpu_ipc_halo **halo, mgpu_stencil *stencil, int part,
+                                 mgpu_barrier_fn barrier, void *ctx, mgpu_ipc_part *mine);
+/* Once every part has published (PARTS, indexed by part): map the
+ * neighbours' buffers and open their events.  A neighbour on a device this
+ * one cannot reach is MGPU_ERR_USAGE. */
+mgpu_status mgpu_ipc_halo_connect(mgpu_ipc_halo *halo, const mgpu_ipc_part *parts);
+/* At an exchange step: the barrier, then the pulls, on the part's stream. */
+mgpu_status mgpu_ipc_halo_exchange(mgpu_ipc_halo *halo, long long step);
+/* After STEP's compute was issued (or left out): what orders the
+ * neighbours' next pulls and passes. */
+mgpu_status mgpu_ipc_halo_computed(mgpu_ipc_halo *halo, long long step);
+/* After the last run: unmap the neighbours and meet them at the barrier,
+ * after which the part's buffers may be freed. */
+mgpu_status mgpu_ipc_halo_disconnect(mgpu_ipc_halo *halo);
+/* Close whatever is open (also after a failure, without a barrier). */
+void mgpu_ipc_halo_destroy(mgpu_ipc_halo *halo);
 
 /* Worker processes (lib/supervise.c, book 10.2).  mgpu_workers_run forks N
  * workers, worker I running WORKER(CTX, I) and exiting with what it returns

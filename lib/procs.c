@@ -1,6 +1,6 @@
 /* procs.c - what workers in separate processes need from the library:
- * shared host memory pinned for copies, and CUDA IPC handles that let one
- * process use another's device memory and events. */
+ * a barrier they share, shared host memory pinned for copies, and CUDA IPC
+ * handles that let one process use another's device memory and events. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -8,6 +8,23 @@
 #include <string.h>
 
 #include "mgpu-private.h"
+
+mgpu_status mgpu_process_barrier_init(pthread_barrier_t *barrier, unsigned count)
+{
+    /* The barrier lives in shared memory, so it must be told that
+     * processes, not only threads of one, wait at it. */
+    pthread_barrierattr_t attr;
+    int rc = pthread_barrierattr_init(&attr);
+    if (rc == 0) {
+        rc = pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+        if (rc == 0)
+            rc = pthread_barrier_init(barrier, &attr, count);
+        pthread_barrierattr_destroy(&attr);
+    }
+    if (rc != 0)
+        return mgpu_fail(MGPU_ERR_SYSTEM, "process-shared barrier: %s", strerror(rc));
+    return MGPU_OK;
+}
 
 mgpu_status mgpu_host_register(void *ptr, size_t bytes)
 {

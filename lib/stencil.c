@@ -947,16 +947,22 @@ mgpu_status mgpu_stencil_synchronize(mgpu_stencil *st, int p)
     return MGPU_OK;
 }
 
+mgpu_status mgpu_stencil_gather_rows(mgpu_stencil *st, int p, long long steps, float *rows)
+{
+    part *pt = &st->parts[p];
+    size_t nx = (size_t) st->desc.nx;
+    MGPU_TRY(mgpu_device_set(pt->slab.device));
+    MGPU_TRY(mgpu_stream_synchronize(pt->stream));
+    return mgpu_memcpy_2d(rows, nx * sizeof(float), row_of(st, pt, steps, st->halo),
+                          pt->pitch * sizeof(float), nx * sizeof(float), (size_t) pt->rows);
+}
+
 mgpu_status mgpu_stencil_gather(mgpu_stencil *st, int p, long long steps, float *field)
 {
     const mgpu_stencil_desc *d = &st->desc;
     part *pt = &st->parts[p];
     size_t nx = (size_t) d->nx;
-    MGPU_TRY(mgpu_device_set(pt->slab.device));
-    MGPU_TRY(mgpu_stream_synchronize(pt->stream));
-    MGPU_TRY(mgpu_memcpy_2d(field + (size_t) pt->slab.row_begin * nx, nx * sizeof(float),
-                            row_of(st, pt, steps, st->halo), pt->pitch * sizeof(float),
-                            nx * sizeof(float), (size_t) pt->rows));
+    MGPU_TRY(mgpu_stencil_gather_rows(st, p, steps, field + (size_t) pt->slab.row_begin * nx));
     /* The outer rows are not computed: they are the boundary (pattern2d) or
      * periodic images that mgpu_field_fill_halo_rows makes (jacobi). */
     if (pt->slab.row_begin == 1)

@@ -6,10 +6,22 @@
  * memory when the MPI library is CUDA-aware (--exchange=mpi), through pinned
  * host buffers otherwise (--exchange=staged).  With --halo=K a message
  * carries K rows, every K steps, and the steps between compute the rows
- * still valid (the stencil domain's passes).  With --overlap (one-row halos)
- * the rows that read no halo are computed while the messages travel.  Rank 0 gathers the
- * field, verifies it and prints the record.  A rank that fails ends the
- * whole job with MPI_Abort: the others may be waiting for its messages.
+ * still valid (the stencil domain's passes).  With --overlap (one-row
+ * halos) the rows that read no halo are computed while the messages travel.
+ *
+ * Ranks that share a node can do without messages (--exchange=ipc): they
+ * trade CUDA IPC handles of their buffers and events once (MPI_Allgather),
+ * then each pulls its neighbours' edge rows device to device through their
+ * mapped buffers, ordered by their events and by a barrier in memory the
+ * ranks share (an MPI shared-memory window), as mgpu-fork's workers do
+ * (lib/ipc-halo.c).
+ *
+ * The program around the ranks is the harness's (mgpu_group_main), run by
+ * every rank together; this file gives it the MPI calls it meets the other
+ * ranks through: rank 0 alone prints, a run takes as long as its slowest
+ * rank (MPI_Allreduce), the field is gathered on rank 0 to be verified
+ * (MPI_Gatherv), and a rank that fails ends the whole job with MPI_Abort:
+ * the others may be waiting for its messages.
  *
  * MPI errors are not checked call by call: the default error handler,
  * MPI_ERRORS_ARE_FATAL, already ends the whole job on any of them.
@@ -19,7 +31,7 @@
 #endif
 
 #include <limits.h>
-#include <stdarg.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +58,11 @@ static const mgpu_extra_option extra[] = {
 static const mgpu_program program = {
     .name = "mgpu-mpi",
     .strategy = "mpi",
-    .summary = "one MPI rank per device, on one host or several: mpirun -np N mgpu-mpi",
+    .summary = "one MPI rank per device, on one host or several: mpirun -np N mgpu-mpi; halos "
+               "in MPI messages, or through CUDA IPC between the ranks of one node",
     .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_MPI),
     .extra = extra,
+    .binds_workers = 1,
     .deep_halo = 1,
 };
 
@@ -57,10 +71,14 @@ static struct {
     int rank, ranks;             /* in MPI_COMM_WORLD */
     int local_rank, local_ranks; /* among the ranks of this node */
     int hosts;
+    int node_of[MGPU_MAX_DEVICES]; /* each rank's node, named by its lowest rank
+                                      (unknown beyond MGPU_MAX_DEVICES ranks) */
     int node_devices;            /* devices this rank sees */
     int device;                  /* the one it drives */
+    int aware;                   /* the MPI takes device memory: cuda_aware() */
     char cpus[MGPU_BIND_TEXT];   /* the CPUs it runs on (--bind) */
     char host[MPI_MAX_PROCESSOR_NAME];
+    char where[MPI_MAX_PROCESSOR_NAME + 32]; /* "rank R on HOST" */
 } me;
 
 static void find_place(void)
@@ -72,64 +90,134 @@ static void find_place(void)
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me.rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &me.local_rank);
     MPI_Comm_size(node, &me.local_ranks);
-    MPI_Comm_free(&node);
     /* The ranks of a node run their host kernels side by side. */
     mgpu_host_share_cores(me.local_ranks);
-    int leader = me.local_rank == 0, length;
+    int leader = me.local_rank == 0, lowest, length;
     MPI_Allreduce(&leader, &me.hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&me.rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+    if (me.ranks <= MGPU_MAX_DEVICES)
+        MPI_Allgather(&lowest, 1, MPI_INT, me.node_of, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Comm_free(&node);
     MPI_Get_processor_name(me.host, &length);
+    snprintf(me.where, sizeof me.where, "rank %d on %s", me.rank, me.host);
 }
 
-/* Rank 0's progress line, cleared before an error is printed (a static is
- * off until rank 0 turns it on). */
-static mgpu_progress shown;
+/* A phase of runs' ranks and this rank's part (below). */
+typedef struct domain domain;
 
-/* A rank that fails ends the job; the line says which rank, where and why. */
-static void abort_job(int code, const char *why)
+/* How the halos travel: an exchange mode of mgpu-mpi (the table of them is
+ * with the modes, below). */
+typedef struct transport {
+    mgpu_exchange mode;
+    /* Whether this job can run it: MGPU_OK, or a usage error saying why. */
+    mgpu_status (*usable)(const mgpu_options *opt);
+    /* What the mode adds to a domain, or NULL. */
+    mgpu_status (*connect)(domain *dm);
+    /* One step: the exchange (where the step has one) and the compute (unless
+     * COMPUTE is false: the exchanges alone). */
+    mgpu_status (*step)(domain *dm, long long step, bool compute);
+} transport;
+static const transport *chosen; /* the job's, --exchange=auto resolved */
+
+/* Which ranks share a node, into TEXT (SIZE bytes): each node's ranks, as
+ * runs FIRST-LAST or a rank alone, ',' between runs, ';' between nodes, the
+ * nodes in the order of their lowest rank ("0-3;4-7").  What does not fit
+ * is cut after a run and ends with "...". */
+static void node_ranks_text(char *text, size_t size)
 {
-    mgpu_progress_end(&shown);
-    mgpu_error(&program, "rank %d on %s: %s", me.rank, me.host, why);
+    char all[MGPU_MAX_DEVICES * 8];
+    size_t len = 0;
+    all[0] = '\0';
+    for (int node = 0; node < me.ranks; node++) {
+        if (me.node_of[node] != node)
+            continue;
+        const char *sep = len ? ";" : "";
+        for (int r = node; r < me.ranks; r++) {
+            if (me.node_of[r] != node)
+                continue;
+            int last = r;
+            while (last + 1 < me.ranks && me.node_of[last + 1] == node)
+                last++;
+            if (last == r)
+                len += (size_t) snprintf(all + len, sizeof all - len, "%s%d", sep, r);
+            else
+                len += (size_t) snprintf(all + len, sizeof all - len, "%s%d-%d", sep, r, last);
+            sep = ",";
+            r = last;
+        }
+    }
+    if (len < size) {
+        memcpy(text, all, len + 1);
+        return;
+    }
+    size_t cut = size - 4; /* room for "..." */
+    while (cut > 0 && all[cut] != ',' && all[cut] != ';')
+        cut--;
+    memcpy(text, all, cut);
+    memcpy(text + cut, "...", 4);
+}
+
+/* ------------------------------------ what the harness asks of the ranks */
+
+static void combine(void *ctx, mgpu_group_op op, double *values, int n)
+{
+    (void) ctx;
+    MPI_Op mpi_op = op == MGPU_GROUP_MIN ? MPI_MIN : op == MGPU_GROUP_MAX ? MPI_MAX : MPI_SUM;
+    MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, mpi_op, MPI_COMM_WORLD);
+}
+
+static void broadcast(void *ctx, int *value, int root)
+{
+    (void) ctx;
+    MPI_Bcast(value, 1, MPI_INT, root, MPI_COMM_WORLD);
+}
+
+static void gather(void *ctx, const void *mine, size_t bytes, void *all)
+{
+    (void) ctx;
+    MPI_Gather(mine, (int) bytes, MPI_BYTE, all, (int) bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+/* Each rank's slab, rows of NX floats, at its place in rank 0's FIELD. */
+static void gather_rows(void *ctx, const float *rows, const mgpu_slab *slabs, long long nx,
+                        float *field)
+{
+    (void) ctx;
+    int counts[MGPU_MAX_DEVICES], first_rows[MGPU_MAX_DEVICES];
+    for (int r = 0; r < me.ranks; r++) {
+        counts[r] = (int) (slabs[r].row_end - slabs[r].row_begin);
+        first_rows[r] = (int) slabs[r].row_begin;
+    }
+    MPI_Datatype row;
+    MPI_Type_contiguous((int) nx, MPI_FLOAT, &row);
+    MPI_Type_commit(&row);
+    MPI_Gatherv(rows, counts[me.rank], row, field, counts, first_rows, row, 0, MPI_COMM_WORLD);
+    MPI_Type_free(&row);
+}
+
+static void end_job(void *ctx, int code)
+{
+    (void) ctx;
     MPI_Abort(MPI_COMM_WORLD, code);
     exit(code); /* not reached: MPI_Abort does not return */
 }
 
-static void check(mgpu_status status)
-{
-    if (status != MGPU_OK)
-        abort_job(mgpu_exit_code(status), mgpu_error_message(status));
-}
+static mgpu_status prepare(void *ctx, const mgpu_options *opt);
+static mgpu_status release_domain(void *ctx);
 
-/* The record's binding: each rank's CPUs, gathered on rank 0. */
-static void describe_binding(mgpu_record *record)
-{
-    char *all = me.rank == 0 ? calloc((size_t) me.ranks, MGPU_BIND_TEXT) : NULL;
-    static mgpu_binding binding;
-    if (me.rank == 0 && !all)
-        abort_job(1, "out of host memory");
-    MPI_Gather(me.cpus, MGPU_BIND_TEXT, MPI_CHAR, all, MGPU_BIND_TEXT, MPI_CHAR, 0,
-               MPI_COMM_WORLD);
-    for (int r = 0; all && r < me.ranks && r < MGPU_MAX_DEVICES; r++)
-        memcpy(binding.cpus[r], all + (size_t) r * MGPU_BIND_TEXT, MGPU_BIND_TEXT);
-    if (all)
-        mgpu_record_set_binding(record, &binding);
-    free(all);
-}
+static mgpu_group group = {
+    .where = me.where,
+    .ceiling_device = -1,
+    .prepare = prepare,
+    .combine = combine,
+    .broadcast = broadcast,
+    .gather = gather,
+    .gather_rows = gather_rows,
+    .release = release_domain,
+    .abort = end_job,
+};
 
 /* ------------------------------------------------------------ starting */
-
-/* Rank 0 reads the command line first and alone prints a usage error,
- * --help or --version; the others read it only when rank 0 goes on (mpirun
- * gives every rank the same command line), so one message, not N. */
-static int parse(mgpu_options *opt, int argc, char **argv)
-{
-    int code = -1;
-    if (me.rank == 0)
-        code = mgpu_options_parse(opt, &program, argc, argv);
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (code < 0 && me.rank != 0)
-        code = mgpu_options_parse(opt, &program, argc, argv);
-    return code;
-}
 
 /* Whether the MPI library takes device pointers: 1 yes, 0 no, -1 it cannot
  * say.  Asked at run time, of the library that is loaded.  An MPI that is
@@ -152,69 +240,40 @@ static const char *cuda_aware_name(int aware)
     return aware > 0 ? "yes" : aware == 0 ? "no" : "unknown";
 }
 
-enum { WHY_SIZE = 256 };
-
-/* Write why the job cannot start into WHY (WHY_SIZE bytes); return CODE. */
-static int refuse(char *why, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static int refuse(char *why, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, WHY_SIZE, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-static int refuse_status(char *why, mgpu_status status)
-{
-    return refuse(why, mgpu_exit_code(status), "%s", mgpu_error_message(status));
-}
+static mgpu_status choose_transport(const mgpu_options *opt);
 
 /* Check the request against the job, choose the backend, this rank's
- * device and the exchange mode.  Returns -1 to go on, or the exit code
- * with the reason in WHY. */
-static int setup(const mgpu_options *opt, mgpu_exchange *mode, int *aware, char *why)
+ * device and the exchange mode. */
+static mgpu_status prepare(void *ctx, const mgpu_options *opt)
 {
+    (void) ctx;
     if (opt->devices && opt->devices != me.ranks)
-        return refuse(why, 2, "--devices: %d, but mpirun started %d rank%s, one per device "
-                              "(accepted: %d, or leave it out)",
-                      opt->devices, me.ranks, me.ranks == 1 ? "" : "s", me.ranks);
+        return mgpu_error_set(MGPU_ERR_USAGE, "--devices: %d, but mpirun started %d rank%s, one "
+                                              "per device (accepted: %d, or leave it out)",
+                              opt->devices, me.ranks, me.ranks == 1 ? "" : "s", me.ranks);
     if (me.ranks > MGPU_MAX_DEVICES)
-        return refuse(why, 2, "mpirun -np %d: too many ranks (accepted: 1 to %d, one per "
-                              "device)", me.ranks, MGPU_MAX_DEVICES);
+        return mgpu_error_set(MGPU_ERR_USAGE, "mpirun -np %d: too many ranks (accepted: 1 to %d, "
+                                              "one per device)", me.ranks, MGPU_MAX_DEVICES);
     if (opt->ny - 2 < me.ranks)
-        return refuse(why, 2, "mpirun -np %d: each rank needs an interior row, but --ny=%lld "
-                              "has %lld (accepted: 1 to %lld ranks)",
-                      me.ranks, opt->ny, opt->ny - 2, opt->ny - 2);
+        return mgpu_error_set(MGPU_ERR_USAGE, "mpirun -np %d: each rank needs an interior row, "
+                                              "but --ny=%lld has %lld (accepted: 1 to %lld ranks)",
+                              me.ranks, opt->ny, opt->ny - 2, opt->ny - 2);
     /* Message sizes, strides and displacements are ints in MPI. */
     if (opt->nx > INT_MAX - 64 || opt->ny > INT_MAX)
-        return refuse(why, 2, "--nx, --ny: %lld x %lld is too large for MPI's int counts "
-                              "(accepted: nx up to %d, ny up to %d)",
-                      opt->nx, opt->ny, INT_MAX - 64, INT_MAX);
-
+        return mgpu_error_set(MGPU_ERR_USAGE, "--nx, --ny: %lld x %lld is too large for MPI's "
+                                              "int counts (accepted: nx up to %d, ny up to %d)",
+                              opt->nx, opt->ny, INT_MAX - 64, INT_MAX);
     if (overlap && opt->halo > 1)
-        return refuse(why, 2, "--overlap: on overlaps one-row halos with the rows that read "
-                              "none, and --halo=%d exchanges %d rows every %d steps (accepted "
-                              "with --halo above 1: --overlap=off)",
-                      opt->halo, opt->halo, opt->halo);
-    mgpu_status status = mgpu_halo_check(opt->halo, opt->ny, me.ranks);
-    if (status == MGPU_OK)
-        status = mgpu_fault_validate(me.ranks, opt->steps);
-    if (status != MGPU_OK)
-        return refuse_status(why, status);
+        return mgpu_error_set(MGPU_ERR_USAGE, "--overlap: on overlaps one-row halos with the rows "
+                                              "that read none, and --halo=%d exchanges %d rows "
+                                              "every %d steps (accepted with --halo above 1: "
+                                              "--overlap=off)",
+                              opt->halo, opt->halo, opt->halo);
 
     /* The host backend gives each rank of a node a "device" of its own. */
     int host_devices = me.local_ranks < MGPU_MAX_DEVICES ? me.local_ranks : MGPU_MAX_DEVICES;
-    status = mgpu_init(opt->backend, host_devices);
-    if (status == MGPU_OK)
-        status = mgpu_device_count(&me.node_devices);
-    if (status != MGPU_OK)
-        return refuse_status(why, status);
+    MGPU_TRY(mgpu_init(opt->backend, host_devices));
+    MGPU_TRY(mgpu_device_count(&me.node_devices));
     /* The ranks of a node take its devices in turn, so the same command
      * runs one rank per device on one host or on many. */
     me.device = me.local_rank % me.node_devices;
@@ -222,56 +281,35 @@ static int setup(const mgpu_options *opt, mgpu_exchange *mode, int *aware, char 
      * that the threads CUDA makes for it run near the device too.  On the
      * host backend the ranks of a node share its CPUs out. */
     mgpu_bind_worker(opt->bind, me.device, me.local_ranks, me.cpus);
-    if ((status = mgpu_device_set(me.device)) != MGPU_OK)
-        return refuse_status(why, status);
+    MGPU_TRY(mgpu_device_set(me.device));
+    /* Each device's ceiling is measured by the first rank on it; the host
+     * backend's "devices" share one memory per node. */
+    bool cuda = mgpu_backend_active() == MGPU_BACKEND_CUDA;
+    if (cuda ? me.local_rank < me.node_devices : me.local_rank == 0)
+        group.ceiling_device = me.device;
 
-    *aware = cuda_aware();
-    bool device_buffers = mgpu_backend_active() != MGPU_BACKEND_CUDA || *aware > 0;
-    if (opt->exchange == MGPU_EXCHANGE_MPI && !device_buffers)
-        return refuse(why, 2, "--exchange=mpi: this MPI library %s device memory "
-                              "(CUDA-aware: %s); use --exchange=staged",
-                      *aware == 0 ? "cannot take" : "does not say whether it takes",
-                      cuda_aware_name(*aware));
-    *mode = opt->exchange;
-    if (*mode == MGPU_EXCHANGE_AUTO)
-        *mode = device_buffers ? MGPU_EXCHANGE_MPI : MGPU_EXCHANGE_STAGED;
-    return -1;
+    me.aware = cuda_aware();
+    return choose_transport(opt);
 }
 
-/* Every rank learns whether any rank cannot start.  The lowest such rank
- * prints why, and every rank returns its exit code: one message, one code,
- * and nobody left waiting in a collective the others never reach. */
-static int agree(int code, const char *why)
-{
-    int mine = code >= 0 ? me.rank : me.ranks, first;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (first == me.ranks)
-        return -1;
-    /* What rank 0 finds wrong is wrong for all (the command line); what
-     * another rank finds may be its host's own trouble: it says where. */
-    if (me.rank == first && first == 0)
-        mgpu_error(&program, "%s", why);
-    else if (me.rank == first)
-        mgpu_error(&program, "rank %d on %s: %s", me.rank, me.host, why);
-    MPI_Bcast(&code, 1, MPI_INT, first, MPI_COMM_WORLD);
-    return code;
-}
+/* ------------------------------------------------------------ a domain */
 
-/* ------------------------------------------------------ one run's domain */
-
-/* The ranks of a run, this rank's slab of the grid, and where its halo
- * messages come from and go to. */
-typedef struct domain {
+/* The ranks of a phase of runs (a communicator of their own), this rank's
+ * slab of the grid, and where its halos come from and go to. */
+struct domain {
     MPI_Comm comm;           /* part p of the grid is rank p of COMM */
     mgpu_stencil *st;
-    int part;
+    int part, nparts;
     int nx;
     int to[2], from[2];      /* per direction; MPI_PROC_NULL at a fixed boundary */
     size_t block_floats;     /* a block of --halo rows, padding between them included */
     MPI_Datatype block;      /* what a message carries: --halo rows of nx floats */
     float *staging;          /* staged: pinned blocks, outgoing UP, DOWN, incoming UP, DOWN */
     mgpu_event *edges_ready; /* --overlap: the rows to send are ready */
-} domain;
+    MPI_Win window;          /* ipc: the memory that holds BARRIER, shared by the ranks */
+    pthread_barrier_t *barrier; /* ipc: where the ranks meet at an exchange */
+    mgpu_ipc_halo *ipc;      /* ipc: the neighbours' buffers and events, mapped here */
+};
 
 /* The two messages of an exchange.  UP carries a slab's first K rows to the
  * rank above, into its bottom halo; DOWN its last K rows to the rank below,
@@ -284,22 +322,21 @@ static const mgpu_row incoming_row[2] = {MGPU_ROW_HALO_BOTTOM, MGPU_ROW_HALO_TOP
 
 static int rank_of(int part) { return part >= 0 ? part : MPI_PROC_NULL; }
 
-static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *opt,
-                                 mgpu_exchange mode)
+static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *opt)
 {
-    int nparts;
     memset(dm, 0, sizeof *dm);
     dm->block = MPI_DATATYPE_NULL;
+    dm->window = MPI_WIN_NULL;
     dm->comm = comm;
     MPI_Comm_rank(comm, &dm->part);
-    MPI_Comm_size(comm, &nparts);
+    MPI_Comm_size(comm, &dm->nparts);
     dm->nx = (int) opt->nx;
     int devices[MGPU_MAX_DEVICES] = {0};
     devices[dm->part] = me.device;
     /* The domain holds the one local part; the halos are this file's job. */
     mgpu_stencil_desc desc = {
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = MGPU_EXCHANGE_MPI,
-        .seed = opt->seed, .nparts = nparts, .first_part = dm->part, .local_parts = 1,
+        .seed = opt->seed, .nparts = dm->nparts, .first_part = dm->part, .local_parts = 1,
         .devices = devices, .halo = opt->halo, .time_block = opt->time_block,
         .steps = opt->steps,
     };
@@ -316,21 +353,31 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
     dm->to[DOWN] = rank_of(below);
     dm->from[DOWN] = rank_of(above);
     MGPU_TRY(mgpu_event_create(me.device, 0, &dm->edges_ready));
-    if (mode == MGPU_EXCHANGE_STAGED) {
-        void *rows;
-        MGPU_TRY(mgpu_host_alloc(4 * mgpu_stencil_block_bytes(dm->st), MGPU_HOST_PINNED, &rows));
-        dm->staging = rows;
-    }
-    return MGPU_OK;
+    return chosen->connect ? chosen->connect(dm) : MGPU_OK;
 }
 
-static void domain_destroy(domain *dm)
+/* The domain freed, in every rank of it at once.  ipc: the neighbours
+ * unmapped first, and nobody frees what another may still map; a failure
+ * there leaves the others waiting, for the caller to end the job. */
+static mgpu_status domain_destroy(domain *dm)
 {
-    if (dm->block != MPI_DATATYPE_NULL)
-        MPI_Type_free(&dm->block);
+    if (dm->ipc)
+        MGPU_TRY(mgpu_ipc_halo_disconnect(dm->ipc));
+    mgpu_ipc_halo_destroy(dm->ipc);
     mgpu_event_destroy(dm->edges_ready);
     mgpu_host_free(dm->staging);
     mgpu_stencil_destroy(dm->st);
+    if (dm->window != MPI_WIN_NULL) {
+        /* Every rank has left the barrier before it goes. */
+        MPI_Barrier(dm->comm);
+        if (dm->part == 0)
+            pthread_barrier_destroy(dm->barrier);
+        MPI_Win_free(&dm->window);
+    }
+    if (dm->block != MPI_DATATYPE_NULL)
+        MPI_Type_free(&dm->block);
+    MPI_Comm_free(&dm->comm);
+    return MGPU_OK;
 }
 
 static float *device_block(const domain *dm, long long step, mgpu_row row)
@@ -350,6 +397,15 @@ static float *incoming(const domain *dm, long long step, int d)
 {
     return dm->staging ? dm->staging + (size_t) (2 + d) * dm->block_floats
                        : device_block(dm, step, incoming_row[d]);
+}
+
+/* staged: pinned host memory for the blocks MPI sends and receives. */
+static mgpu_status staging_alloc(domain *dm)
+{
+    void *rows;
+    MGPU_TRY(mgpu_host_alloc(4 * mgpu_stencil_block_bytes(dm->st), MGPU_HOST_PINNED, &rows));
+    dm->staging = rows;
+    return MGPU_OK;
 }
 
 /* Staged: the rows this rank sends, copied to host memory on the stream,
@@ -440,6 +496,56 @@ static mgpu_status step_overlapped(domain *dm, long long step, bool compute)
                         : MGPU_OK;
 }
 
+static mgpu_status step_messages(domain *dm, long long step, bool compute)
+{
+    return overlap ? step_overlapped(dm, step, compute) : step_plain(dm, step, compute);
+}
+
+/* ipc: where the ranks meet, in the memory they share: no message. */
+static mgpu_status node_barrier(void *ctx)
+{
+    const domain *dm = ctx;
+    int rc = pthread_barrier_wait(dm->barrier);
+    if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)
+        return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_barrier_wait: %s", strerror(rc));
+    return MGPU_OK;
+}
+
+/* ipc: the ranks' barrier, in an MPI shared-memory window (the ranks share
+ * a node), made by rank 0 before anyone waits at it (should that fail,
+ * rank 0 ends the job and the others wait in MPI_Barrier until then); then
+ * every rank's CUDA IPC handles to every rank, once (MPI_Allgather), and
+ * its neighbours' buffers and events opened. */
+static mgpu_status ipc_connect(domain *dm)
+{
+    void *mine;
+    MPI_Aint bytes = dm->part == 0 ? (MPI_Aint) sizeof(pthread_barrier_t) : 0;
+    MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, dm->comm, &mine, &dm->window);
+    int unit;
+    MPI_Win_shared_query(dm->window, 0, &bytes, &unit, &dm->barrier);
+    if (dm->part == 0)
+        MGPU_TRY(mgpu_process_barrier_init(dm->barrier, (unsigned) dm->nparts));
+    MPI_Barrier(dm->comm);
+    mgpu_ipc_part handles, parts[MGPU_MAX_DEVICES];
+    MGPU_TRY(mgpu_ipc_halo_create(&dm->ipc, dm->st, dm->part, node_barrier, dm, &handles));
+    MPI_Allgather(&handles, (int) sizeof handles, MPI_BYTE, parts, (int) sizeof handles,
+                  MPI_BYTE, dm->comm);
+    return mgpu_ipc_halo_connect(dm->ipc, parts);
+}
+
+/* One step, ipc: at the steps that exchange, the neighbours' edge blocks
+ * pulled into the halos through their mapped buffers, on the stream,
+ * device to device; the host waits for no device and sends no message
+ * (lib/ipc-halo.c says what orders what). */
+static mgpu_status step_ipc(domain *dm, long long step, bool compute)
+{
+    if (mgpu_stencil_exchanges_at(dm->st, step))
+        MGPU_TRY(mgpu_ipc_halo_exchange(dm->ipc, step));
+    if (compute)
+        MGPU_TRY(mgpu_stencil_compute(dm->st, dm->part, step));
+    return mgpu_ipc_halo_computed(dm->ipc, step);
+}
+
 /* STEPS steps from the field the domain holds; with COMPUTE false the
  * kernels are left out (the exchanges alone). */
 static mgpu_status run_steps(domain *dm, long long steps, bool compute,
@@ -447,8 +553,7 @@ static mgpu_status run_steps(domain *dm, long long steps, bool compute,
 {
     for (long long step = 0; step < steps; step++) {
         mgpu_trace_begin(MGPU_TRACE_STEP, me.device, step);
-        mgpu_status status = overlap ? step_overlapped(dm, step, compute)
-                                     : step_plain(dm, step, compute);
+        mgpu_status status = chosen->step(dm, step, compute);
         mgpu_trace_end();
         MGPU_TRY(status);
         mgpu_progress_step(progress, step + 1);
@@ -456,85 +561,141 @@ static mgpu_status run_steps(domain *dm, long long steps, bool compute,
     return mgpu_stencil_synchronize(dm->st, dm->part);
 }
 
-/* WARMUP untimed runs, then REPEATS timed ones into SECONDS, each from the
- * initial field.  A run takes as long as its slowest rank, from a common
- * start (a barrier) to the end of that rank's last step on its device.
- * PROGRESS (rank 0's, NULL elsewhere) shows them as WHAT. */
-static mgpu_status run_timed(domain *dm, const mgpu_options *opt, bool compute, int warmup,
-                             int repeats, double *seconds, mgpu_progress *progress,
-                             const char *what)
+/* ---------------------------------------------------- the exchange modes */
+
+static mgpu_status staged_usable(const mgpu_options *opt)
 {
-    mgpu_progress_begin(progress, what, warmup, repeats, compute);
-    for (int r = 0; r < warmup + repeats; r++) {
-        MGPU_TRY(mgpu_stencil_reset(dm->st, dm->part));
-        MPI_Barrier(dm->comm);
-        mgpu_progress_run(progress, r);
-        double start = mgpu_now();
-        MGPU_TRY(run_steps(dm, opt->steps, compute, progress));
-        double mine = mgpu_now() - start, slowest;
-        MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, dm->comm);
-        if (r >= warmup)
-            seconds[r - warmup] = slowest;
+    (void) opt;
+    return MGPU_OK;
+}
+
+/* mpi: MPI moves the device rows itself; a host-backend "device" is host
+ * memory, which every MPI takes. */
+static mgpu_status mpi_usable(const mgpu_options *opt)
+{
+    (void) opt;
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA || me.aware > 0)
+        return MGPU_OK;
+    return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=mpi: this MPI library %s device memory "
+                                          "(CUDA-aware: %s); use --exchange=staged",
+                          me.aware == 0 ? "cannot take" : "does not say whether it takes",
+                          cuda_aware_name(me.aware));
+}
+
+/* ipc: CUDA IPC, between the GPUs of one node that reach each other's
+ * memory; no message travels, so none overlaps the inner rows. */
+static mgpu_status ipc_usable(const mgpu_options *opt)
+{
+    (void) opt;
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc needs the cuda backend: a host "
+                                              "device's memory is private to its rank (the %s "
+                                              "backend supports: staged, mpi)",
+                              mgpu_backend_name(mgpu_backend_active()));
+    if (me.hosts > 1) {
+        char nodes[MGPU_MAX_DEVICES * 8];
+        node_ranks_text(nodes, sizeof nodes);
+        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc: CUDA IPC joins the ranks of one "
+                                              "node, and these run on %d (ranks by node: %s; "
+                                              "accepted across nodes: staged, mpi)",
+                              me.hosts, nodes);
+    }
+    if (overlap)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--overlap: on overlaps the halo messages with the "
+                                              "rows that read no halo, and --exchange=ipc sends "
+                                              "none (accepted with ipc: --overlap=off)");
+    /* On one node rank r drives device r mod the devices (find_place). */
+    int used = me.ranks < me.node_devices ? me.ranks : me.node_devices;
+    for (int a = 0; a < used; a++) {
+        for (int b = 0; b < used; b++) {
+            int can = 1;
+            if (a != b)
+                MGPU_TRY(mgpu_peer_can_access(a, b, &can));
+            if (!can)
+                return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc: device %d cannot access "
+                                                      "device %d's memory (no peer access); use "
+                                                      "--exchange=staged", a, b);
+        }
     }
     return MGPU_OK;
 }
 
-/* The field after the last run, on rank 0 (FIELD, nx*ny floats; NULL on
- * the other ranks): every slab's rows in rank order, and the outer rows
- * made as every strategy makes them (see mgpu_stencil_gather). */
-static mgpu_status gather(domain *dm, const mgpu_options *opt, float *field)
+/* The exchange modes, in the order --exchange=auto prefers them: the first
+ * this job can run is taken.  A mode added here is added to the program's
+ * exchanges too. */
+static const transport transports[] = {
+    {MGPU_EXCHANGE_IPC, ipc_usable, ipc_connect, step_ipc},
+    {MGPU_EXCHANGE_MPI, mpi_usable, NULL, step_messages},
+    {MGPU_EXCHANGE_STAGED, staged_usable, staging_alloc, step_messages},
+};
+
+/* --exchange: the mode asked for, if this job can run it; auto: the first
+ * of the table it can.  Every rank chooses alike: the options, the backend
+ * and the nodes are the job's. */
+static mgpu_status choose_transport(const mgpu_options *opt)
 {
-    mgpu_stencil *st = dm->st;
-    const mgpu_slab *slab = mgpu_stencil_slab(st, dm->part);
-    int rows = (int) (slab->row_end - slab->row_begin);
-    int pitch = (int) mgpu_stencil_pitch(st, dm->part);
-    /* The slab as it lies on the device, rows PITCH floats apart, in one
-     * copy; an MPI vector type then sends the NX used floats of each row. */
-    size_t span = (size_t) (rows - 1) * (size_t) pitch + (size_t) dm->nx;
-    void *host;
-    MGPU_TRY(mgpu_host_alloc(span * sizeof(float), MGPU_HOST_PINNED, &host));
-    mgpu_status status = mgpu_memcpy(host, device_block(dm, opt->steps, MGPU_ROW_FIRST),
-                                     span * sizeof(float));
-    if (status != MGPU_OK) {
-        mgpu_host_free(host);
-        return status;
+    for (size_t i = 0; i < sizeof transports / sizeof transports[0]; i++) {
+        const transport *t = &transports[i];
+        if (opt->exchange != MGPU_EXCHANGE_AUTO && opt->exchange != t->mode)
+            continue;
+        mgpu_status status = t->usable(opt);
+        if (status == MGPU_OK) {
+            chosen = t;
+            return MGPU_OK;
+        }
+        if (opt->exchange != MGPU_EXCHANGE_AUTO)
+            return status;
     }
-    int nparts, counts[MGPU_MAX_DEVICES], first_rows[MGPU_MAX_DEVICES];
-    MPI_Comm_size(dm->comm, &nparts);
-    for (int q = 0; q < nparts; q++) {
-        const mgpu_slab *s = mgpu_stencil_slab(st, q);
-        counts[q] = (int) (s->row_end - s->row_begin);
-        first_rows[q] = (int) s->row_begin;
+    return mgpu_error_set(MGPU_ERR_USAGE, "--exchange: no mode of %s can run this job",
+                          program.name);
+}
+
+/* ------------------------------------------------------------ the runs */
+
+/* The domain of the phase of runs going on: made at the first phase of its
+ * size, kept for the next of the same size (the timed runs and the
+ * exchanges alone: under ipc the handles are traded once), so that a rank
+ * holds one slab at a time, and released after the last phase, before the
+ * copy ceiling is measured. */
+static struct {
+    int nparts; /* the phase's parts; 0 before the first */
+    bool held;  /* this rank holds one of them, in DM */
+    domain dm;
+} current;
+
+static mgpu_status release_domain(void *ctx)
+{
+    (void) ctx;
+    bool held = current.held;
+    current.held = false;
+    current.nparts = 0;
+    return held ? domain_destroy(&current.dm) : MGPU_OK;
+}
+
+/* This rank's domain for a phase of NPARTS parts, ranks 0 to NPARTS-1; NULL
+ * when it has no part (the others of the one-device baseline). */
+static mgpu_status domain_for(int nparts, const mgpu_options *opt, domain **dm)
+{
+    if (current.nparts != nparts) {
+        MGPU_TRY(release_domain(NULL));
+        MPI_Comm comm;
+        MPI_Comm_split(MPI_COMM_WORLD, me.rank < nparts ? 0 : MPI_UNDEFINED, me.rank, &comm);
+        current.nparts = nparts;
+        if (comm != MPI_COMM_NULL) {
+            current.held = true;
+            MGPU_TRY(domain_create(&current.dm, comm, opt));
+        }
     }
-    MPI_Datatype slab_rows, row;
-    MPI_Type_vector(rows, dm->nx, pitch, MPI_FLOAT, &slab_rows);
-    MPI_Type_contiguous(dm->nx, MPI_FLOAT, &row);
-    MPI_Type_commit(&slab_rows);
-    MPI_Type_commit(&row);
-    MPI_Gatherv(host, 1, slab_rows, field, counts, first_rows, row, 0, dm->comm);
-    MPI_Type_free(&slab_rows);
-    MPI_Type_free(&row);
-    mgpu_host_free(host);
-    if (dm->part == 0) {
-        size_t nx = (size_t) opt->nx, last = (size_t) opt->ny - 1;
-        mgpu_field_initial_rows(field, nx, opt->kernel, opt->nx, opt->ny, 0, 1, opt->seed);
-        mgpu_field_initial_rows(field + last * nx, nx, opt->kernel, opt->nx, opt->ny,
-                                opt->ny - 1, 1, opt->seed);
-        mgpu_field_fill_halo_rows(field, opt->kernel, opt->nx, opt->ny);
-    }
+    *dm = current.held ? &current.dm : NULL;
     return MGPU_OK;
 }
 
-/* ------------------------------------------------------------ the job */
-
-static void describe(mgpu_record *record, mgpu_exchange mode, int aware)
+/* The record's fields of the job. */
+static void describe(mgpu_record *record)
 {
-    record->devices = me.ranks;
-    record->exchange = mode;
-    record->exchanges = mgpu_exchanges_per_run(record->kernel, me.ranks, record->steps,
-                                               record->halo);
+    record->exchange = chosen->mode;
     mgpu_record_set_text(record, "overlap", overlap ? "yes" : "no");
-    mgpu_record_set_text(record, "cuda_aware", cuda_aware_name(aware));
+    mgpu_record_set_text(record, "cuda_aware", cuda_aware_name(me.aware));
     mgpu_record_set_number(record, "hosts", me.hosts);
     /* "Open MPI v4.1.4, package: ..." is cut after the name and version. */
     char library[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -542,103 +703,48 @@ static void describe(mgpu_record *record, mgpu_exchange mode, int aware)
     MPI_Get_library_version(library, &length);
     library[strcspn(library, ",\n")] = '\0';
     mgpu_record_set_text(record, "mpi", library);
+    char nodes[64];
+    node_ranks_text(nodes, sizeof nodes);
+    mgpu_record_set_text(record, "node_ranks", nodes);
 }
 
-/* What mgpu_main does for the strategies of one process, by every rank:
- * the timed steps, the exchanges alone, one device for --baseline, the copy
- * ceiling; then rank 0 verifies and prints the record.  Returns the exit
- * code, the same on every rank. */
-static int measure(const mgpu_options *opt, mgpu_exchange mode, int aware)
+/* A phase of runs, in this rank: WARMUP untimed runs, then REPEATS timed
+ * ones, each from the initial field.  A rank times its own part, from a
+ * start all ranks share (a barrier) to the end of its last step on its
+ * device; the harness takes the slowest.  A failure returns at once,
+ * freeing nothing: the harness ends the job, and a rank may not wait for
+ * a neighbour that will never come. */
+static mgpu_status run_part(void *ctx, mgpu_run *run)
 {
-    mgpu_record record;
-    mgpu_record_init(&record, &program, opt);
-    describe(&record, mode, aware);
-    describe_binding(&record);
-    double *seconds = calloc((size_t) opt->repeat, sizeof *seconds);
-    if (!seconds)
-        abort_job(1, "out of host memory");
-    bool verify = opt->verify != MGPU_VERIFY_NONE;
-    float *field = NULL;
-    if (verify && me.rank == 0) {
-        size_t bytes = (size_t) opt->nx * (size_t) opt->ny * sizeof *field;
-        if (!(field = malloc(bytes)))
-            abort_job(1, "the gathered field: out of host memory");
+    (void) ctx;
+    const mgpu_options *opt = run->opt;
+    if (run->record)
+        describe(run->record);
+    if (run->binding)
+        memcpy(run->binding->cpus[me.rank], me.cpus, MGPU_BIND_TEXT);
+    domain *dm;
+    MGPU_TRY(domain_for(run->ndevices, opt, &dm));
+    if (!dm)
+        return MGPU_OK;
+    for (int r = 0; r < run->warmup + run->repeats; r++) {
+        MGPU_TRY(mgpu_stencil_reset(dm->st, dm->part));
+        /* Some of the reset's copies return before the device has done
+         * them; under ipc the neighbours read these buffers after the
+         * barrier, ordered by nothing else. */
+        if (dm->ipc)
+            MGPU_TRY(mgpu_device_synchronize(me.device));
+        MPI_Barrier(dm->comm);
+        mgpu_progress_run(run->progress, r);
+        double start = mgpu_now();
+        MGPU_TRY(run_steps(dm, opt->steps, run->compute, run->progress));
+        if (r >= run->warmup)
+            run->seconds[r - run->warmup] = mgpu_now() - start;
+        /* Nobody starts the next run, resetting its buffers, while another
+         * may still be in this one (ipc: pulling from them). */
+        MPI_Barrier(dm->comm);
     }
-
-    /* Rank 0 alone shows the progress: all ranks step together. */
-    mgpu_progress *progress = NULL;
-    if (me.rank == 0) {
-        mgpu_progress_init(&shown, opt, stderr);
-        progress = &shown;
-    }
-    domain dm;
-    check(domain_create(&dm, MPI_COMM_WORLD, opt, mode));
-    check(run_timed(&dm, opt, true, opt->warmup, opt->repeat, seconds, progress, NULL));
-    record.time = mgpu_stats_of(seconds, opt->repeat);
-    if (verify)
-        check(gather(&dm, opt, field));
-    /* The same steps with the kernels left out: the exchange's share. */
-    record.exchange_s = 0.0;
-    if (me.ranks > 1 || opt->kernel == MGPU_KERNEL_JACOBI) {
-        check(run_timed(&dm, opt, false, 1, opt->repeat, seconds, progress,
-                        "exchanges alone"));
-        record.exchange_s = mgpu_stats_of(seconds, opt->repeat).median;
-    }
-    domain_destroy(&dm);
-
-    record.baseline_s = opt->baseline ? record.time.median : 0.0;
-    if (opt->baseline && me.ranks > 1) {
-        /* Rank 0 alone, in a communicator of its own, runs the whole grid
-         * on its device: the same program on one device. */
-        MPI_Comm solo;
-        MPI_Comm_split(MPI_COMM_WORLD, me.rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
-        if (solo != MPI_COMM_NULL) {
-            check(domain_create(&dm, solo, opt, mode));
-            check(run_timed(&dm, opt, true, opt->warmup, opt->repeat, seconds, progress,
-                            "1 device"));
-            record.baseline_s = mgpu_stats_of(seconds, opt->repeat).median;
-            domain_destroy(&dm);
-            MPI_Comm_free(&solo);
-        }
-        MPI_Barrier(MPI_COMM_WORLD); /* no copy below runs beside the baseline */
-    }
-    free(seconds);
-
-    /* Each device's ceiling, measured by the first rank on it, summed; the
-     * host backend's "devices" share one memory per node. */
-    double ceiling = 0.0;
-    bool measures = mgpu_backend_active() == MGPU_BACKEND_CUDA ? me.local_rank < me.node_devices
-                                                               : me.local_rank == 0;
-    if (measures)
-        check(mgpu_copy_ceiling_device(me.device,
-                                       (size_t) opt->nx * (size_t) opt->ny * sizeof(float),
-                                       &ceiling));
-    /* A device whose ceiling was not measured (its grid fits in its cache)
-     * leaves the sum without its term: then there is no ceiling at all. */
-    int unmeasured = measures && ceiling <= 0.0, any_unmeasured = 0;
-    MPI_Reduce(&ceiling, &record.copy_gbps, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&unmeasured, &any_unmeasured, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (any_unmeasured)
-        record.copy_gbps = 0.0;
-
-    int code = 0;
-    if (me.rank == 0) {
-        if (field)
-            mgpu_progress_note(progress, "verifying");
-        mgpu_status status = field ? mgpu_verify_field(field, opt, &record) : MGPU_OK;
-        mgpu_progress_end(progress);
-        if (status == MGPU_OK || status == MGPU_ERR_VERIFY) {
-            mgpu_status printed = mgpu_record_print(&record, opt->format, opt->header, stdout);
-            if (printed != MGPU_OK)
-                status = printed; /* a lost record is what fails (as in mgpu_main) */
-        }
-        if (status != MGPU_OK)
-            mgpu_error(&program, "%s", mgpu_last_error());
-        code = mgpu_exit_code(status);
-        free(field);
-    }
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    return code;
+    return run->field ? mgpu_stencil_gather_rows(dm->st, dm->part, opt->steps, run->field)
+                      : MGPU_OK;
 }
 
 int main(int argc, char **argv)
@@ -651,20 +757,9 @@ int main(int argc, char **argv)
      * and a CUDA-aware MPI prepares its own use of the devices there. */
     MPI_Init(&argc, &argv);
     find_place();
-    mgpu_options opt;
-    int code = parse(&opt, argc, argv);
-    mgpu_exchange mode = MGPU_EXCHANGE_AUTO;
-    int aware = -1;
-    char why[WHY_SIZE] = "";
-    if (code < 0)
-        code = agree(setup(&opt, &mode, &aware, why), why);
-    if (code < 0)
-        code = measure(&opt, mode, aware);
-    /* Rank 0 alone printed (the record, --help, --version); whether that
-     * reached stdout decides every rank's exit code. */
-    if (me.rank == 0)
-        code = mgpu_stdout_close(&program, code);
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    group.rank = me.rank;
+    group.ranks = me.ranks;
+    int code = mgpu_group_main(&program, &group, argc, argv, run_part, NULL);
     MPI_Finalize();
     return code;
 }

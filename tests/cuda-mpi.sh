@@ -1,15 +1,18 @@
 #!/bin/sh
 # cuda-mpi.sh - mgpu-mpi on the GPUs of one host: 1, 2 and 4 ranks (as many
 # as there are GPUs), both kernels, staged and (when the MPI is CUDA-aware)
-# mpi exchanges, with and without --overlap: bit-identical to the CPU
-# reference on odd grids, to one device on a larger one.  Without a
-# CUDA-aware MPI, --exchange=mpi must be refused with exit 2, never crash.
-# A failing rank ends the job with exit 1.  Skips (exit 77) without
-# mgpu-mpi, mpirun or a usable GPU.
+# mpi exchanges, with and without --overlap; and the ranks' CUDA IPC (ipc,
+# what --exchange=auto takes on one node) on 1, 2 and 4 ranks, with one-row
+# and 4-row halos: bit-identical to the CPU reference on odd grids, to one
+# device on a larger one.  Without a CUDA-aware MPI, --exchange=mpi must be
+# refused with exit 2, never crash; so must ipc with --overlap.  A failing
+# rank ends the job with exit 1; under ipc, with its neighbour waiting for
+# it, within 2 seconds of its failure and with no process left.  Skips
+# (exit 77) without mgpu-mpi, mpirun or a usable GPU.
 . "$top_srcdir/tests/lib.sh"
 prog="$top_builddir/mpi/mgpu-mpi"
 tmp="${TMPDIR:-/tmp}/mgpu-cuda-mpi.$$"
-trap 'rm -f "$tmp.out" "$tmp.err"' EXIT
+trap 'rm -f "$tmp.out" "$tmp.err" "$tmp.stamped"' EXIT
 
 if [ ! -x "$prog" ]; then
     echo "SKIP: mgpu-mpi is not built (configure found no MPI)"
@@ -54,6 +57,52 @@ for ranks in 1 2 4; do
     done
 done
 
+# ipc: 1 rank (jacobi is its own neighbour), 2 and 4 (as many as there are
+# GPUs), on grids whose slabs are uneven; halos of 1 row, and of
+# 4 with one pass a cycle (T = K) and with two (T < K: the ranks also wait
+# for each other's pulls); step counts that end a cycle early.  auto takes
+# ipc, every rank being on this node, where the GPUs reach each other's
+# memory (the one-device baseline, rank 0 alone, too); where they do not,
+# ipc is a usage error that says so.
+ipc_ranks=0
+for ranks in 1 2 4; do
+    [ "$ranks" -le "$gpus" ] 2>/dev/null || continue
+    run_limited $launch -np $ranks "$prog" $common --verify=cpu --baseline --nx=65 --ny=33 \
+        --steps=4 --format=json >"$tmp.out" 2>"$tmp.err"
+    code=$?
+    got="$(json_field exchange <"$tmp.out") $(json_field node_ranks <"$tmp.out") $(json_field verified <"$tmp.out")"
+    if [ "$ranks" -gt 1 ] && [ "$code" -eq 0 ] && [ "${got%% *}" != ipc ]; then
+        echo "# no peer access between the GPUs: ipc is not run on $ranks ranks"
+        mpi_rejects "ipc without peer access on $ranks ranks: a usage error" \
+            "^mgpu-mpi: --exchange=ipc: device .*no peer access" $ranks "$prog" $common \
+            --exchange=ipc --nx=17 --ny=13 --steps=2
+        continue
+    fi
+    want="ipc 0$([ "$ranks" -gt 1 ] && echo "-$((ranks - 1))") true"
+    if [ "$code" -eq 0 ] && [ "$got" = "$want" ]; then
+        tap 0 "-np $ranks, --exchange=auto: $want"
+    else
+        tap 1 "-np $ranks, --exchange=auto: exit $code, '$got', expected '$want'"
+        sed 's/^/# /' "$tmp.err"
+    fi
+    ipc_ranks=$ranks
+    for kernel in pattern2d jacobi; do
+        for depth in "1 1" "4 4" "4 2"; do
+            for grid in "17 21 9" "101 53 11"; do
+                set -- $depth $grid
+                check_run "cuda vs cpu: -np $ranks, ipc, $kernel, --halo=$1 --time-block=$2, $3 x $4" \
+                    $launch -np $ranks "$prog" $common --verify=cpu --exchange=ipc \
+                    --kernel=$kernel --halo=$1 --time-block=$2 --nx=$3 --ny=$4 --steps=$5
+            done
+        done
+    done
+    check_run "cuda N vs 1 device: -np $ranks, ipc, --halo=4, 2049 x 1031" \
+        $launch -np $ranks "$prog" $common --verify=device --exchange=ipc --halo=4 \
+        --nx=2049 --ny=1031 --steps=20
+done
+mpi_rejects "ipc with --overlap: a usage error" "^mgpu-mpi: --overlap: .*--exchange=ipc" 1 \
+    "$prog" $common --exchange=ipc --overlap --nx=65 --ny=65
+
 if [ "$aware" != yes ]; then
     run_limited $launch -np 2 "$prog" $common --exchange=mpi --nx=65 --ny=65 --steps=2 \
         >"$tmp.out" 2>"$tmp.err"
@@ -68,14 +117,43 @@ if [ "$aware" != yes ]; then
 fi
 
 if [ "$gpus" -ge 2 ] 2>/dev/null; then
-    MGPU_INJECT_FAULT=3:1 run_limited $launch -np 2 "$prog" $common --nx=1025 --ny=1025 \
-        --steps=10 >"$tmp.out" 2>"$tmp.err"
+    MGPU_INJECT_FAULT=3:1 run_limited $launch -np 2 "$prog" $common --exchange=staged \
+        --nx=1025 --ny=1025 --steps=10 >"$tmp.out" 2>"$tmp.err"
     code=$?
     if [ "$code" -eq 1 ] && grep -q "^mgpu-mpi: rank 1 on .*step 3" "$tmp.err"; then
-        tap 0 "fault on rank 1 of 2 GPUs: exit 1"
+        tap 0 "fault on rank 1 of 2 GPUs, staged: exit 1"
     else
-        tap 1 "fault on rank 1 of 2 GPUs: exit $code"
+        tap 1 "fault on rank 1 of 2 GPUs, staged: exit $code"
         sed 's/^/# /' "$tmp.err"
+    fi
+fi
+if [ "$ipc_ranks" -ge 2 ]; then
+    # ipc: rank 1 fails at step 100 of 400 while rank 0 waits for it, at the
+    # ranks' barrier or on its device for rank 1's events.  Every line of
+    # stderr is stamped as it comes; the pipe ends only once every process
+    # that holds it (mpirun, its daemon, both ranks) has exited, so the time
+    # from the first line about rank 1's failure (its own, or mpirun's
+    # notice of MPI_Abort, whichever comes first) to that end is how long
+    # anything outlived the failure.
+    marker=9$$
+    {
+        MGPU_INJECT_FAULT=100:1 run_limited $launch -np 2 "$prog" $common --exchange=ipc \
+            --verify=none --nx=4097 --ny=4097 --steps=400 --seed=$marker 2>&1 >/dev/null
+        echo "exit $?"
+    } | while IFS= read -r line; do
+        echo "$(milliseconds) $line"
+    done >"$tmp.stamped"
+    ended=$(milliseconds)
+    code=$(sed -n 's/^[0-9]* exit //p' "$tmp.stamped")
+    failed=$(grep -m 1 "rank 1" "$tmp.stamped" | cut -d' ' -f1)
+    took=$((ended - ${failed:-0}))
+    left=$(grep -la -- "[-]-seed=$marker" /proc/[0-9]*/cmdline 2>/dev/null)
+    if [ "$code" = 1 ] && [ -n "$failed" ] && [ "$took" -le 2000 ] && [ -z "$left" ] &&
+        grep -q "^[0-9]* mgpu-mpi: rank 1 on .*step 100" "$tmp.stamped"; then
+        tap 0 "fault on rank 1 of 2 GPUs, ipc: exit 1, all gone $took ms after it"
+    else
+        tap 1 "fault on rank 1 of 2 GPUs, ipc: exit $code, gone $took ms after it, left: $left"
+        sed 's/^/# /' "$tmp.stamped"
     fi
 fi
 echo "1..$tap_count"
