@@ -80,7 +80,10 @@ mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
 
 static mgpu_status capture_enter(mgpu_stencil *st, int part)
 {
-    return part == ORIGIN ? MGPU_OK : wait_on(st, part, mgpu_stencil_fork_event(st));
+    if (part != ORIGIN)
+        MGPU_TRY(wait_on(st, part, mgpu_stencil_fork_event(st)));
+    MGPU_TRY(mgpu_device_set(mgpu_stencil_device(st, part)));
+    return mgpu_stencil_capture_join(st, part);
 }
 
 static mgpu_status capture_leave(mgpu_stencil *st, int part)

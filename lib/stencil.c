@@ -523,6 +523,7 @@ int mgpu_stencil_buffer_index(const mgpu_stencil *st, long long step) { return b
 int mgpu_stencil_rewrites_edges(const mgpu_stencil *st) { return st->block < st->halo; }
 
 mgpu_event *mgpu_stencil_fork_event(const mgpu_stencil *st) { return st->fork; }
+
 mgpu_event *mgpu_stencil_join_event(const mgpu_stencil *st, int p) { return st->parts[p].joined; }
 
 int mgpu_stencil_above(const mgpu_stencil *st, int p) { return st->parts[p].above; }
@@ -684,6 +685,19 @@ static mgpu_status wait_for_receivers(mgpu_stencil *st, part *pt)
     for (int k = 0; k < 2; k++)
         if (waits_for_side(pt, k))
             MGPU_TRY(mgpu_stream_wait_event(pt->stream, st->parts[to[k]].computed));
+    return MGPU_OK;
+}
+
+/* A capture may wait only for events recorded inside it, and with deep
+ * halos a cycle's first send waits for the receivers' COMPUTED of the cycle
+ * before.  Recorded again where the part's stream joins the capture, it
+ * stands for all the part's work before the capture, which every replay
+ * follows (mgpu_stencil_replay). */
+mgpu_status mgpu_stencil_capture_join(mgpu_stencil *st, int p)
+{
+    part *pt = &st->parts[p];
+    if (st->halo > 1 && orders_by_event(st))
+        MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
     return MGPU_OK;
 }
 
