@@ -25,6 +25,9 @@
 #include <stdlib.h>
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
+#include "mgpu/streams.h"
 #include "trace.h"
 
 static long long cpu_control;

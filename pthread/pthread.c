@@ -41,6 +41,9 @@
 #include <string.h>
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
+#include "mgpu/streams.h"
 #include "trace.h"
 
 enum mode { MODE_STEP, MODE_PERSISTENT };

@@ -20,6 +20,8 @@
 
 #include "check.h"
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/processes.h"
 
 #define MAX_ARGS 32
 #define MAX_OUTPUT 8192
