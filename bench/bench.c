@@ -10,6 +10,7 @@
 
 #include "bench.h"
 #include "mgpu.h"
+#include "mgpu/harness.h"
 
 int bench_usage(const char *program, const char *fmt, ...)
 {

@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "compare.h"
 #include "mgpu.h"
+#include "mgpu/harness.h"
 
 /* ------------------------------------------------------- derived figures */
 

@@ -20,6 +20,7 @@
 
 #include "compare.h"
 #include "mgpu.h"
+#include "mgpu/harness.h"
 
 /* ------------------------------------------------------------- the list */
 

@@ -33,6 +33,7 @@
 
 #include "compare.h"
 #include "mgpu.h"
+#include "mgpu/measurement.h"
 
 /* A record is one line; this is room for far more than any program says. */
 #define OUT_LIMIT ((size_t) 1 << 20)

@@ -29,6 +29,7 @@
 #include "bench.h"
 #include "compare.h"
 #include "mgpu.h"
+#include "mgpu/harness.h"
 
 /* The strategy programs, in the order of the table: name for
  * --strategies, build-tree folder, program. */

@@ -9,6 +9,8 @@
 #include <stdio.h>
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
 
 #define P2P_NAME "mgpu-p2p"
 /* The version of the JSON document's layout (doc/record.md, "mgpu-p2p"). */

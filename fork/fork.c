@@ -37,6 +37,9 @@
 #include <sys/mman.h>
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
+#include "mgpu/processes.h"
 #include "trace.h"
 
 static const mgpu_program program = {

@@ -1,8 +1,13 @@
-/* mgpu-private.h - what the library's files share and programs never see. */
+/* mgpu-private.h - what the library's files share and programs never see.
+ * The library implements every topic, so its files see every public header. */
 #ifndef MGPU_PRIVATE_H
 #define MGPU_PRIVATE_H
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
+#include "mgpu/processes.h"
+#include "mgpu/streams.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

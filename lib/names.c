@@ -1,7 +1,7 @@
 /* names.c - the names of the library's enums (backends, kernels, exchange
  * modes, and the command line's verify, format, bind and progress), as the
  * command line takes them and the record prints them; each list made from
- * its enum's table in mgpu.h. */
+ * its enum's table in mgpu.h (the command line's in mgpu/harness.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mgpu-private.h"
+#include "mgpu-test.h"
 
 /* Host backend: which pairs may "access" each other; all, unless a test
  * says otherwise. */

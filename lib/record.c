@@ -59,8 +59,8 @@ void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
 }
 
 /* The extra field called KEY: the existing one, else a new one; NULL when
- * the record is full (the field is dropped, as mgpu.h says).  The record
- * keeps the KEY pointer, so keys are string literals. */
+ * the record is full (the field is dropped, as mgpu/harness.h says).  The
+ * record keeps the KEY pointer, so keys are string literals. */
 static mgpu_record_extra *extra_field(mgpu_record *record, const char *key)
 {
     mgpu_record_extra *field;

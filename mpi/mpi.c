@@ -43,6 +43,9 @@
 #endif
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
+#include "mgpu/processes.h"
 #include "trace.h"
 
 static const char *const overlap_names[] = {"off", "on", NULL};

@@ -14,7 +14,7 @@
  *
  * A failing thread does not leave alone: every thread must reach every omp
  * barrier, so it keeps arriving until all have seen the failure
- * (mgpu_failure in mgpu.h).
+ * (mgpu_failure in mgpu/harness.h).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -25,6 +25,9 @@
 #include <stdlib.h>
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
+#include "mgpu/streams.h"
 #include "trace.h"
 
 static long long cpu_control;

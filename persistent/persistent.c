@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
 #include "persistent.h"
 
 static const char *const protocol_names[] = {"overlap", "barrier", NULL};

@@ -29,7 +29,7 @@
  *
  * A failing worker is never cancelled and never leaves alone: it keeps
  * arriving at the barriers until every worker has seen the failure
- * (mgpu_failure in mgpu.h), so nobody waits forever.
+ * (mgpu_failure in mgpu/harness.h), so nobody waits forever.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -41,6 +41,9 @@
 #include <string.h>
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
+#include "mgpu/streams.h"
 #include "trace.h"
 
 enum mode { MODE_STEP, MODE_PERSISTENT };

@@ -12,6 +12,9 @@
 #endif
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
+#include "mgpu/streams.h"
 #include "trace.h"
 
 enum context_kind { CONTEXT_RUNTIME, CONTEXT_DRIVER };

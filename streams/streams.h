@@ -3,6 +3,9 @@
 #define STREAMS_H
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
+#include "mgpu/streams.h"
 #include "trace.h"
 
 /* The program's own options, as the command line left them (long long, as

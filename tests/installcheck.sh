@@ -2,8 +2,10 @@
 # installcheck.sh - `make installcheck': build a program against the installed
 # mgpu with exactly the line the README documents,
 #     $CC t.c $(pkg-config --cflags --libs mgpu)
-# and run it.  Installs nothing; reads the tree `make install' made under
-# $DESTDIR$prefix.  Usage: installcheck.sh PROGRAM.c
+# and run it; then compile each installed topic header, <mgpu/NAME.h>, alone,
+# and check that no private header was installed.  Installs nothing; reads
+# the tree `make install' made under $DESTDIR$prefix.
+# Usage: installcheck.sh PROGRAM.c
 # Environment: CC, PKG_CONFIG, pkgconfigdir (as configured), DESTDIR.
 set -eu
 src=$1
@@ -41,6 +43,7 @@ if [ "$found" != "$PKG_CONFIG_PATH" ]; then
 fi
 version=$($PKG_CONFIG --modversion mgpu)
 
+includedir=$($PKG_CONFIG --variable=includedir mgpu)
 cp "$src" "$tmp/t.c"
 cd "$tmp"
 echo "installcheck: $CC t.c \$($PKG_CONFIG --cflags --libs mgpu)"
@@ -55,3 +58,27 @@ case $out in
     exit 1
     ;;
 esac
+
+# Each topic header stands alone: it includes the core <mgpu.h> itself.
+topics=0
+for header in "$includedir"/mgpu/*.h; do
+    [ -f "$header" ] || continue
+    name=mgpu/${header##*/}
+    printf '#include <%s>\nint main(void) { return 0; }\n' "$name" >h.c
+    if ! $CC -c -o h.o h.c $($PKG_CONFIG --cflags mgpu); then
+        echo "installcheck: <$name> does not compile on its own" >&2
+        exit 1
+    fi
+    topics=$((topics + 1))
+done
+if [ "$topics" -eq 0 ]; then
+    echo "installcheck: no topic header in $includedir/mgpu" >&2
+    exit 1
+fi
+echo "installcheck: $topics topic headers under $includedir/mgpu compile alone"
+for private in mgpu-private.h mgpu-test.h measure.h trace.h; do
+    if [ -e "$includedir/$private" ] || [ -e "$includedir/mgpu/$private" ]; then
+        echo "installcheck: the private header $private is installed" >&2
+        exit 1
+    fi
+done

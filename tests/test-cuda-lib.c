@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "mgpu.h"
+#include "mgpu/streams.h"
 
 static int ndevices;
 

@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "mgpu.h"
+#include "mgpu/processes.h"
 
 static void test_device_buffers(void)
 {

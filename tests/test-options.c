@@ -1,6 +1,7 @@
 /* test-options.c - the common command line: defaults, both spellings of a
- * value, strict numbers, names (and the tables in mgpu.h that make them),
- * the program's own options, and the one-line message of every usage error.
+ * value, strict numbers, names (and the tables in mgpu.h and mgpu/harness.h
+ * that make them), the program's own options, and the one-line message of
+ * every usage error.
  *
  * Each error case captures stderr in a temporary file, so that the test can
  * check the message (one line, naming the option) and its own output stays
@@ -20,6 +21,8 @@
 
 #include "check.h"
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/processes.h"
 
 #define MAX_ARGS 32
 #define MAX_OUTPUT 8192

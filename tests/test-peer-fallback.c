@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "mgpu.h"
+#include "mgpu-test.h"
 
 static void copy_between(int can, mgpu_copy_path expected)
 {

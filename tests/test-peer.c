@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "mgpu.h"
+#include "mgpu-test.h"
 
 enum { N = 1000 };
 

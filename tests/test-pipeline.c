@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "mgpu.h"
+#include "mgpu/streams.h"
 
 /* The field: NY rows of NX cells, HOST_PITCH floats apart (padded, so that
  * the pipeline's copies between pitches are exercised). */

@@ -13,6 +13,8 @@
 
 #include "check.h"
 #include "mgpu.h"
+#include "mgpu/harness.h"
+#include "mgpu/measurement.h"
 
 #define MAX_TEXT 16384
 

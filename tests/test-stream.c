@@ -10,6 +10,8 @@
 
 #include "check.h"
 #include "mgpu.h"
+#include "mgpu/measurement.h"
+#include "mgpu/processes.h"
 
 static void test_streams(void)
 {

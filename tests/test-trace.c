@@ -11,6 +11,8 @@
 
 #include "check.h"
 #include "mgpu.h"
+#include "mgpu/measurement.h"
+#include "mgpu/streams.h"
 #include "trace.h"
 
 #define PAIRS 1000000

@@ -1,0 +1,422 @@
+/* mgpu/harness.h - the program around a strategy: the command line
+ * (lib/options.c, lib/names.c), stdout and its errors (lib/output.c), the
+ * record (lib/record.c), binding workers to CPUs (lib/bind.c), verification
+ * (lib/verify.c), mgpu_main and its runs (lib/harness.c), the progress line
+ * (lib/progress.c), failures of workers that meet at barriers
+ * (lib/failure.c) and fault injection (lib/fault.c).
+ */
+#ifndef MGPU_HARNESS_H
+#define MGPU_HARNESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mgpu.h"
+#include "mgpu/measurement.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* -------------------------------------------------------- command line */
+
+/* --verify: against what a run's field is checked (doc/design.md section 5). */
+#define MGPU_VERIFY_MAP(X)                                                              \
+    X(AUTO, "auto")                                                                     \
+    X(CPU, "cpu")                                                                       \
+    X(DEVICE, "device")                                                                 \
+    X(NONE, "none")
+
+typedef enum mgpu_verify {
+#define MGPU_VERIFY_VALUE_(suffix, name) MGPU_VERIFY_##suffix,
+    MGPU_VERIFY_MAP(MGPU_VERIFY_VALUE_)
+#undef MGPU_VERIFY_VALUE_
+} mgpu_verify;
+extern const char *const mgpu_verify_names[];
+
+#define MGPU_FORMAT_MAP(X)                                                              \
+    X(TABLE, "table")                                                                   \
+    X(CSV, "csv")                                                                       \
+    X(JSON, "json")
+
+typedef enum mgpu_format {
+#define MGPU_FORMAT_VALUE_(suffix, name) MGPU_FORMAT_##suffix,
+    MGPU_FORMAT_MAP(MGPU_FORMAT_VALUE_)
+#undef MGPU_FORMAT_VALUE_
+} mgpu_format;
+extern const char *const mgpu_format_names[];
+
+/* --bind: where each worker runs (lib/bind.c, doc/design.md section 3). */
+#define MGPU_BIND_MAP(X)                                                                \
+    /* on the CPUs nearest its device (host backend: a share of the CPUs of its own) */ \
+    X(AUTO, "auto")                                                                     \
+    X(NONE, "none") /* where the operating system puts it */
+
+typedef enum mgpu_bind {
+#define MGPU_BIND_VALUE_(suffix, name) MGPU_BIND_##suffix,
+    MGPU_BIND_MAP(MGPU_BIND_VALUE_)
+#undef MGPU_BIND_VALUE_
+} mgpu_bind;
+extern const char *const mgpu_bind_names[];
+
+/* --progress: a line of progress on stderr while the runs go (lib/progress.c). */
+#define MGPU_PROGRESS_MAP(X)                                                            \
+    X(AUTO, "auto") /* when stderr is a terminal */                                     \
+    X(ALWAYS, "always")                                                                 \
+    X(NEVER, "never")
+
+typedef enum mgpu_progress_when {
+#define MGPU_PROGRESS_VALUE_(suffix, name) MGPU_PROGRESS_##suffix,
+    MGPU_PROGRESS_MAP(MGPU_PROGRESS_VALUE_)
+#undef MGPU_PROGRESS_VALUE_
+} mgpu_progress_when;
+extern const char *const mgpu_progress_names[];
+
+typedef struct mgpu_options {
+    long long nx, ny, steps;
+    int devices;            /* 0: every device (host backend: 2) */
+    mgpu_backend backend;
+    mgpu_kernel kernel;
+    mgpu_exchange exchange;
+    mgpu_verify verify;
+    int repeat, warmup;
+    mgpu_format format;
+    uint64_t seed;
+    int baseline;           /* also time one device, for speedup */
+    int header;             /* csv: print the header line */
+    mgpu_bind bind;
+    mgpu_progress_when progress;
+    int halo;               /* halo rows a side, exchanged every HALO steps */
+    int time_block;         /* steps per pass over memory; 0: auto */
+} mgpu_options;
+
+/* An option of one program only: --NAME=VALUE.  With CHOICES (NULL-ended),
+ * VALUE must be one of them and *VALUE gets its index; without, VALUE is an
+ * integer in [MIN, MAX], or of KIND MGPU_EXTRA_SIZE a byte count in [MIN,
+ * MAX] with an optional K, M, G or T (powers of 1024); of KIND
+ * MGPU_EXTRA_FLAG, --NAME alone sets *VALUE to 1.  CHOICES with BARE, one
+ * of them, also take --NAME alone, meaning --NAME=BARE (and --NAME CHOICE,
+ * the value as the next word). */
+enum { MGPU_EXTRA_VALUE = 0, MGPU_EXTRA_FLAG = 1, MGPU_EXTRA_SIZE = 2 };
+typedef struct mgpu_extra_option {
+    const char *name;
+    const char *help;
+    const char *const *choices;
+    long long min, max;
+    int kind; /* MGPU_EXTRA_VALUE, _FLAG or _SIZE */
+    long long *value;
+    const char *bare;
+} mgpu_extra_option;
+
+typedef struct mgpu_program {
+    const char *name;       /* "mgpu-single" */
+    const char *strategy;   /* "single-thread" */
+    const char *summary;    /* one line for --help */
+    unsigned exchanges;     /* modes it supports: MGPU_EXCHANGE_BIT set, as
+                               MGPU_EXCHANGES_OF(MGPU_BY_...) */
+    const mgpu_extra_option *extra; /* ended by a NULL name; may be NULL */
+    int forks;              /* workers are processes: no CUDA here first */
+    int binds_workers;      /* its workers bind themselves (mgpu_bind_worker);
+                               else one thread drives every device, and
+                               mgpu_main binds it near the first device */
+    int deep_halo;          /* takes --halo and --time-block above 1 */
+} mgpu_program;
+
+/* Parse the command line into OPT (defaults first).  Returns -1 to go on,
+ * or the exit code: 0 after --help or --version, 2 after a usage error,
+ * whose one-line message names the option and what it accepts. */
+int mgpu_options_parse(mgpu_options *opt, const mgpu_program *program, int argc, char **argv);
+/* Whether every slab of NY rows on DEVICES devices holds --halo=HALO rows
+ * of its own to send: a usage error naming --halo if not. */
+mgpu_status mgpu_halo_check(int halo, long long ny, int devices);
+
+/* The whole of TEXT as a decimal integer, into *NUMBER: 0; or EINVAL when
+ * it is not one (empty, a blank first, text after it), ERANGE when it does
+ * not fit, and *NUMBER is left alone.  What strtoll alone lets through
+ * ("" as 0, "12x" as 12) is how a typo changes what a benchmark measures. */
+int mgpu_parse_integer(const char *text, long long *number);
+
+/* Print "PROGRAM: MESSAGE" on stderr, in the one-line form every error takes. */
+void mgpu_error(const mgpu_program *program, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* --help within 80 columns (MGPU_HELP_WIDTH characters a line at most),
+ * broken between words (a word longer than a line stays whole).  A
+ * paragraph of TEXT; and an entry of an option list: "  OPTION", TEXT from
+ * column 26 on (below OPTION when it is longer than 22), its further lines
+ * indented as far, the form help2man reads. */
+#define MGPU_HELP_WIDTH 79
+void mgpu_help_text(FILE *out, const char *text);
+void mgpu_help_line(FILE *out, const char *option, const char *text);
+
+/* Called first by a program that prints its result on stdout: a standard
+ * descriptor that is closed gets /dev/null opened so that writes to it
+ * still fail, and no file the program opens later takes its place. */
+void mgpu_stdout_guard(void);
+
+/* Flush OUT after printing WHAT ("the record") there.  MGPU_ERR_SYSTEM,
+ * with a message naming WHAT, when any of it could not be written; OUT's
+ * error indicator is then cleared, so that the failure, reported once by
+ * this status, is not reported again by mgpu_stdout_close. */
+mgpu_status mgpu_output_flush(FILE *out, const char *what);
+
+/* Called last, with the exit code CODE the program would return: flush and
+ * close stdout.  When something printed there could not be written, one
+ * line on stderr says so and the code becomes 1 (CODE itself when not 0). */
+int mgpu_stdout_close(const mgpu_program *program, int code);
+
+/* ------------------------------------------------------------ the record */
+
+#define MGPU_RECORD_EXTRA 12
+
+typedef struct mgpu_record_extra {
+    const char *key;
+    char text[64];      /* used when !is_number */
+    double number;
+    int is_number;
+} mgpu_record_extra;
+
+typedef struct mgpu_record {
+    const char *program, *strategy;
+    mgpu_backend backend;
+    const char *backend_reason;
+    mgpu_kernel kernel;
+    mgpu_exchange exchange;
+    int devices;
+    long long nx, ny, steps;
+    int repeats;
+    int halo, time_block;  /* --halo; steps per pass as resolved */
+    long long exchanges;   /* halo exchanges per run; <0: not known */
+    mgpu_stats time;       /* seconds for all steps */
+    double exchange_s;     /* the same steps with exchanges only; <0: not measured */
+    double copy_gbps;      /* copy ceiling of the devices used; 0: not measured */
+    double baseline_s;     /* one device, same run; 0: not measured */
+    /* Where a step's time goes, seconds per step (<0: not measured): the
+     * host issuing it, the host waiting (at barriers, for devices), and the
+     * kernel of the largest part alone on its device. */
+    double issue_step_s, wait_step_s, device_step_s;
+    const char *verify;    /* "cpu", "device", "none" */
+    int verified;          /* 1 passed, 0 failed, -1 not checked */
+    double max_error;
+    double tolerance;
+    /* When the run began (mgpu_record_init), seconds since 1970 UTC; the
+     * record prints it as an ISO 8601 UTC timestamp (doc/record.md). */
+    long long started;
+    /* Which CPUs each device's worker ran on (mgpu_record_set_binding). */
+    char binding[2048];
+    int nextra;
+    mgpu_record_extra extra[MGPU_RECORD_EXTRA];
+} mgpu_record;
+
+/* Where and with what a run ran (doc/record.md): the names of its DEVICES
+ * (on BACKEND cuda; "host" otherwise), the CUDA runtime and driver versions
+ * (0 without CUDA), the host name, and STARTED (seconds since 1970) as an
+ * ISO 8601 UTC time; a text that could not be found is empty. */
+typedef struct mgpu_machine {
+    char gpus[8 * 64]; /* "; " between the names */
+    long long runtime; /* cudaRuntimeGetVersion */
+    long long driver;  /* cudaDriverGetVersion */
+    char hostname[256];
+    char timestamp[32];
+} mgpu_machine;
+void mgpu_machine_find(mgpu_backend backend, int devices, long long started, mgpu_machine *m);
+
+/* The version of the record's layout, its first field ("schema"); raised
+ * when a field changes name, unit or meaning (doc/record.md). */
+#define MGPU_RECORD_SCHEMA 1
+
+/* Fill the common fields from OPT and stamp the start time; time and
+ * verification stay unset. */
+void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
+                      const mgpu_options *opt);
+void mgpu_record_set_text(mgpu_record *record, const char *key, const char *text);
+void mgpu_record_set_number(mgpu_record *record, const char *key, double number);
+/* Print the record: a table of fields, a CSV line (after a header when
+ * HEADER), or one JSON object, and flush OUT (mgpu_output_flush: an error
+ * when the record could not all be written). */
+mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header,
+                              FILE *out);
+/* Text as the record writes it, for programs that write their own CSV and
+ * JSON: one CSV cell, quoted as RFC 4180 asks when it must be; a JSON
+ * string, quotes, backslashes and control characters escaped, other bytes
+ * (UTF-8) as they are. */
+void mgpu_csv_text(const char *text, FILE *out);
+void mgpu_json_string(const char *text, FILE *out);
+
+/* ------------------------------------------- binding workers (lib/bind.c) */
+
+/* What each device's worker got: its CPUs as read back after binding, in
+ * the cpulist form ("0-15,32-47"), or "none (WHY)".  Plain bytes, so that
+ * worker processes can write it in memory they share with their parent. */
+#define MGPU_BIND_TEXT 256
+typedef struct mgpu_binding {
+    char cpus[MGPU_MAX_DEVICES][MGPU_BIND_TEXT];
+} mgpu_binding;
+
+/* In a worker, before it makes its device current: bind the calling thread
+ * as BIND asks to the CPUs nearest DEVICE (CUDA: its NUMA node's, by hwloc
+ * or sysfs; host backend: share DEVICE of WORKERS of the process's CPUs),
+ * and write what it got into CPUS (MGPU_BIND_TEXT bytes; NULL: nowhere).
+ * When OMP_PROC_BIND or OMP_PLACES is set, OpenMP's placement is kept and
+ * only read back.  Never fails: what cannot be bound is not, and CPUS says
+ * why. */
+void mgpu_bind_worker(mgpu_bind bind, int device, int workers, char *cpus);
+/* Give the calling thread back the CPUs the process started with. */
+void mgpu_bind_release(void);
+/* The record's binding field from BINDING's first record->devices entries
+ * (doc/record.md). */
+void mgpu_record_set_binding(mgpu_record *record, const mgpu_binding *binding);
+
+/* ------------------------------------------------------- verification */
+
+/* Verify the FIELD a run produced against its reference, as OPT asks:
+ * cpu (the C reference), device (one device of this build), or auto (cpu
+ * for small problems, device otherwise).  Fills record->verify, verified,
+ * max_error and tolerance.  MGPU_ERR_VERIFY when it differs. */
+mgpu_status mgpu_verify_field(const float *field, const mgpu_options *opt, mgpu_record *record);
+
+/* ------------------------------------------------------ program harness */
+
+/* What the harness asks of a strategy: run opt->steps steps of the grid on
+ * NDEVICES devices, WARMUP times untimed and then REPEATS times, each time
+ * from the initial field, and put the seconds of each timed run (from the
+ * first step to the end of the last, devices synchronised) in SECONDS.  With
+ * COMPUTE 0 the kernels are left out (the exchanges alone).  When FIELD is
+ * not NULL, leave the final field there (nx*ny floats, outer rows too); in
+ * a process of a group (mgpu_group_main), only its own part: the interior
+ * rows of slab RANK of mgpu_decompose's NDEVICES, nx floats apart. */
+typedef struct mgpu_run {
+    const mgpu_options *opt;
+    int ndevices;
+    int compute;
+    int warmup, repeats;
+    double *seconds;
+    /* Of each timed run, the seconds the host spent waiting inside it (at
+     * barriers, for devices), averaged over the threads or processes that
+     * drove it; the rest of the run's time it spent issuing work.  Left
+     * negative by a strategy that does not tell. */
+    double *waited;
+    float *field;
+    mgpu_record *record; /* for the strategy's own fields */
+    /* Where each device's worker writes what mgpu_bind_worker got; NULL
+     * when nobody reads it (the runs not reported). */
+    mgpu_binding *binding;
+    /* Where the strategy tells how far it got (mgpu_progress_run, _step);
+     * NULL in runs nobody watches. */
+    struct mgpu_progress *progress;
+} mgpu_run;
+
+typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
+
+/* The whole program around a strategy: parse the command line, choose the
+ * backend, check the request, time the run (and its exchanges alone, and
+ * one device when --baseline), measure the copy ceiling, verify, print the
+ * record, and close stdout checked (mgpu_stdout_close).  Returns the exit
+ * code: 0, 1 (failure, wrong result, lost record), 2 (usage).
+ * With FORKS set, no CUDA call happens in this process before the strategy
+ * has run (it forks workers), and the ceiling and verification come last. */
+int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
+              void *ctx);
+
+/* ------------------------------------------ progress on stderr (progress.c) */
+
+/* A long run shows how far it got on one line of stderr, redrawn in place
+ * (a carriage return) a few times a second: the run and the step, steps a
+ * second, the time left.  The harness opens a phase of runs (the timed runs,
+ * the exchanges alone, one device), the strategy says when each run begins
+ * and how many steps it has issued, from the thread or process that drives
+ * part 0.  The steps told are those issued: on a GPU the host may be ahead
+ * of the devices by what their queues hold, until each run's end waits.
+ * Every call takes NULL, and does nothing when progress is off.  The
+ * fields are the library's. */
+typedef struct mgpu_progress {
+    FILE *out;
+    int on;
+    long long steps;    /* a run's */
+    double cells;       /* interior cells of the grid */
+    const char *what;   /* the phase: NULL for the runs the record is about */
+    int warmup, runs, compute;
+    int run;            /* the run going, -1 before the first */
+    long long base;     /* steps of the phase's earlier runs */
+    long long next;     /* look at the clock once the phase has this many */
+    double start, drawn; /* the phase's first run began; the line was drawn */
+    int width;          /* of the line on the screen, 0: none */
+} mgpu_progress;
+
+/* On as OPT->progress asks (auto: when OUT is a terminal). */
+void mgpu_progress_init(mgpu_progress *progress, const mgpu_options *opt, FILE *out);
+/* A phase of WARMUP + REPEATS runs, called WHAT (NULL: the runs the record
+ * is about); COMPUTE 0 when they leave the kernels out. */
+void mgpu_progress_begin(mgpu_progress *progress, const char *what, int warmup, int repeats,
+                         int compute);
+/* Run R of the phase (from 0, the warm-up runs first) begins. */
+void mgpu_progress_run(mgpu_progress *progress, int run);
+/* DONE steps of the run are issued.  Costs a comparison: the clock is read
+ * only every so many steps, as many as take about a twentieth of a second. */
+void mgpu_progress_step(mgpu_progress *progress, long long done);
+/* A stage without steps, such as the verification, shown at once. */
+void mgpu_progress_note(mgpu_progress *progress, const char *what);
+/* Clear the line, before the record or an error is printed. */
+void mgpu_progress_end(mgpu_progress *progress);
+/* The line is drawn by another process (mgpu-fork's worker 0, which may be
+ * killed before it can clear it): this one's end blanks a whole line. */
+void mgpu_progress_elsewhere(mgpu_progress *progress);
+
+/* ------------------------------------- workers that meet at barriers */
+
+/* Worker threads that step together through barriers (mgpu-pthread,
+ * mgpu-openmp) share one mgpu_failure.  A worker that fails neither leaves
+ * nor is cancelled, since the others would then wait for it forever at the
+ * next barrier: it records the failure and keeps arriving, and after the
+ * next barrier every worker sees the failure and all leave together.
+ *
+ * All must decide alike, so the barriers are numbered in the order every
+ * worker passes them.  A failure is recorded with the number of the next
+ * barrier its worker reaches, and a worker asks about the barrier it has
+ * just passed: when a fast worker fails after barrier K while a slow one
+ * has not yet asked about K, the slow one does not see that failure (and
+ * leave) early, and all see it after barrier K+1, which everyone reaches.
+ *
+ * Worker processes (mgpu-fork) share one in memory they all map, each
+ * recording its failure before barrier 0 and the parent reading the first
+ * once they have ended; a worker killed while recording leaves none. */
+typedef struct mgpu_failure {
+    long long barrier;  /* before which the first failure happened; read and
+                           written atomically; above every barrier while none
+                           (LLONG_MAX) or while being recorded */
+    mgpu_status status;
+    char message[512];
+} mgpu_failure;
+
+void mgpu_failure_init(mgpu_failure *failure);
+/* Record STATUS, with this thread's mgpu_last_error(), as a failure before
+ * barrier BARRIER.  The first failure recorded is kept. */
+void mgpu_failure_record(mgpu_failure *failure, mgpu_status status, long long barrier);
+/* After passing barrier BARRIER: 1 when some worker failed before it. */
+int mgpu_failure_before(const mgpu_failure *failure, long long barrier);
+/* In the thread that reports, once the workers are done: the first failure's
+ * status (MGPU_OK when none), its message made this thread's
+ * mgpu_last_error(), which mgpu_main prints. */
+mgpu_status mgpu_failure_status(const mgpu_failure *failure);
+
+/* ------------------------------------------------------ fault injection */
+
+/* MGPU_INJECT_FAULT=STEP:DEVICE makes worker DEVICE fail at step STEP.
+ * Returns MGPU_ERR_FAULT (with a message) when PART must fail at STEP. */
+mgpu_status mgpu_fault_check(int part, long long step);
+/* mgpu_fault_check for every part below NPARTS and every step of [FIRST,
+ * FIRST+COUNT): for work issued ahead as a whole, a graph's replay. */
+mgpu_status mgpu_fault_check_steps(int nparts, long long first, long long count);
+/* Before any run: MGPU_ERR_USAGE, naming the variable, when the fault asked
+ * for is malformed or can never fire in a run of NDEVICES devices and
+ * STEPS steps. */
+mgpu_status mgpu_fault_validate(int ndevices, long long steps);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MGPU_HARNESS_H */
