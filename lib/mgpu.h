@@ -397,7 +397,7 @@ enum {
     /* between ranks: MPI */                                                            \
     X(A, MPI, "mpi", MGPU_BY_MPI)                                                       \
     /* ncclSend/ncclRecv, a communicator per part (a build without NCCL refuses it) */ \
-    X(A, NCCL, "nccl", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS | MGPU_BY_FORK)
+    X(A, NCCL, "nccl", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS | MGPU_BY_FORK | MGPU_BY_MPI)
 
 typedef enum mgpu_exchange {
 #define MGPU_EXCHANGE_VALUE_(a, suffix, name, by) MGPU_EXCHANGE_##suffix,

@@ -16,6 +16,15 @@
  * ranks share (an MPI shared-memory window), as mgpu-fork's workers do
  * (lib/ipc-halo.c).
  *
+ * Or the ranks are the ranks of an NCCL communicator (--exchange=nccl), on
+ * one node or several: rank 0 makes its id and sends it to the others
+ * (MPI_Bcast), and the stencil domain does the rest (lib/stencil.c): each
+ * exchange is one NCCL group of ncclSend and ncclRecv on the rank's stream,
+ * issued without the host waiting for anything, and the host waits for the
+ * device only at the end of a run.  A rank that fails aborts its
+ * communicator before it ends the job, so that none of its kernels waits
+ * for a peer that is gone.
+ *
  * The program around the ranks is the harness's (mgpu_group_main), run by
  * every rank together; this file gives it the MPI calls it meets the other
  * ranks through: rank 0 alone prints, a run takes as long as its slowest
@@ -62,7 +71,8 @@ static const mgpu_program program = {
     .name = "mgpu-mpi",
     .strategy = "mpi",
     .summary = "one MPI rank per device, on one host or several: mpirun -np N mgpu-mpi; halos "
-               "in MPI messages, or through CUDA IPC between the ranks of one node",
+               "in MPI messages, through CUDA IPC between the ranks of one node, or "
+               "through NCCL",
     .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_MPI),
     .extra = extra,
     .binds_workers = 1,
@@ -119,6 +129,8 @@ typedef struct transport {
     /* One step: the exchange (where the step has one) and the compute (unless
      * COMPUTE is false: the exchanges alone). */
     mgpu_status (*step)(domain *dm, long long step, bool compute);
+    /* Run only when asked for by name: --exchange=auto passes it by. */
+    bool named_only;
 } transport;
 static const transport *chosen; /* the job's, --exchange=auto resolved */
 
@@ -198,9 +210,14 @@ static void gather_rows(void *ctx, const float *rows, const mgpu_slab *slabs, lo
     MPI_Type_free(&row);
 }
 
+static mgpu_stencil *held_stencil(void);
+
 static void end_job(void *ctx, int code)
 {
     (void) ctx;
+    /* nccl: this rank's transfers may wait for a peer that failed, and
+     * its exit for them: the communicator goes first. */
+    mgpu_stencil_abort(held_stencil());
     MPI_Abort(MPI_COMM_WORLD, code);
     exit(code); /* not reached: MPI_Abort does not return */
 }
@@ -325,6 +342,18 @@ static const mgpu_row incoming_row[2] = {MGPU_ROW_HALO_BOTTOM, MGPU_ROW_HALO_TOP
 
 static int rank_of(int part) { return part >= 0 ? part : MPI_PROC_NULL; }
 
+/* nccl: the id of the domain's communicator, made by its rank 0 and sent
+ * to the others.  An id serves one communicator: every domain has its own.
+ * Should rank 0 fail to make it, it ends the job, and the others wait in
+ * MPI_Bcast until then. */
+static mgpu_status nccl_id_share(const domain *dm, mgpu_nccl_id *id)
+{
+    if (dm->part == 0)
+        MGPU_TRY(mgpu_nccl_id_create(id));
+    MPI_Bcast(id->bytes, (int) sizeof id->bytes, MPI_BYTE, 0, dm->comm);
+    return MGPU_OK;
+}
+
 static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *opt)
 {
     memset(dm, 0, sizeof *dm);
@@ -336,13 +365,21 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
     dm->nx = (int) opt->nx;
     int devices[MGPU_MAX_DEVICES] = {0};
     devices[dm->part] = me.device;
-    /* The domain holds the one local part; the halos are this file's job. */
+    /* The domain holds the one local part; the halos are this file's job,
+     * or (nccl) the stencil domain's. */
     mgpu_stencil_desc desc = {
         .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = MGPU_EXCHANGE_MPI,
         .seed = opt->seed, .nparts = dm->nparts, .first_part = dm->part, .local_parts = 1,
         .devices = devices, .halo = opt->halo, .time_block = opt->time_block,
         .steps = opt->steps,
     };
+    mgpu_nccl_id id;
+    if (chosen->mode == MGPU_EXCHANGE_NCCL) {
+        MGPU_TRY(nccl_id_share(dm, &id));
+        desc.exchange = MGPU_EXCHANGE_NCCL;
+        desc.nccl_id = &id;
+    }
+    /* nccl: this joins the communicator, once every rank of COMM has come. */
     MGPU_TRY(mgpu_stencil_create(&dm->st, &desc));
     /* The rows of a block lie a pitch apart: the message takes their NX
      * floats, not the padding between them. */
@@ -549,6 +586,16 @@ static mgpu_status step_ipc(domain *dm, long long step, bool compute)
     return mgpu_ipc_halo_computed(dm->ipc, step);
 }
 
+/* One step, nccl: at the steps that exchange, the stencil domain's NCCL
+ * group of transfers on the rank's stream (its send receives too), then the
+ * compute behind it on that stream; the host waits for nothing. */
+static mgpu_status step_nccl(domain *dm, long long step, bool compute)
+{
+    MGPU_TRY(mgpu_stencil_send(dm->st, dm->part, step));
+    MGPU_TRY(mgpu_stencil_recv(dm->st, dm->part, step));
+    return compute ? mgpu_stencil_compute(dm->st, dm->part, step) : MGPU_OK;
+}
+
 /* STEPS steps from the field the domain holds; with COMPUTE false the
  * kernels are left out (the exchanges alone). */
 static mgpu_status run_steps(domain *dm, long long steps, bool compute,
@@ -623,13 +670,34 @@ static mgpu_status ipc_usable(const mgpu_options *opt)
     return MGPU_OK;
 }
 
+/* nccl: a build with NCCL and the cuda backend (mgpu_nccl_check), and
+ * nothing for --overlap to overlap: the transfers are on the stream, ahead
+ * of the compute.  Two ranks on one device are NCCL's to refuse (ranks may
+ * each see one device of their own, CUDA_VISIBLE_DEVICES, and then the
+ * devices they see say nothing of the devices they drive). */
+static mgpu_status nccl_usable(const mgpu_options *opt)
+{
+    (void) opt;
+    MGPU_TRY(mgpu_nccl_check());
+    if (overlap)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--overlap: on overlaps the halo messages with the "
+                                              "rows that read no halo, and under "
+                                              "--exchange=nccl the halos travel on the stream, "
+                                              "ahead of the compute (accepted with nccl: "
+                                              "--overlap=off)");
+    return MGPU_OK;
+}
+
 /* The exchange modes, in the order --exchange=auto prefers them: the first
- * this job can run is taken.  A mode added here is added to the program's
- * exchanges too. */
+ * this job can run is taken, of those not NAMED_ONLY.  nccl is one of
+ * those: it is run where asked for (its communicators take long to set
+ * up, and NCCL's own environment decides how it travels).  A mode added
+ * here is added to the program's exchanges too. */
 static const transport transports[] = {
-    {MGPU_EXCHANGE_IPC, ipc_usable, ipc_connect, step_ipc},
-    {MGPU_EXCHANGE_MPI, mpi_usable, NULL, step_messages},
-    {MGPU_EXCHANGE_STAGED, staged_usable, staging_alloc, step_messages},
+    {MGPU_EXCHANGE_IPC, ipc_usable, ipc_connect, step_ipc, false},
+    {MGPU_EXCHANGE_MPI, mpi_usable, NULL, step_messages, false},
+    {MGPU_EXCHANGE_STAGED, staged_usable, staging_alloc, step_messages, false},
+    {MGPU_EXCHANGE_NCCL, nccl_usable, NULL, step_nccl, true},
 };
 
 /* --exchange: the mode asked for, if this job can run it; auto: the first
@@ -639,7 +707,7 @@ static mgpu_status choose_transport(const mgpu_options *opt)
 {
     for (size_t i = 0; i < sizeof transports / sizeof transports[0]; i++) {
         const transport *t = &transports[i];
-        if (opt->exchange != MGPU_EXCHANGE_AUTO && opt->exchange != t->mode)
+        if (opt->exchange == MGPU_EXCHANGE_AUTO ? t->named_only : opt->exchange != t->mode)
             continue;
         mgpu_status status = t->usable(opt);
         if (status == MGPU_OK) {
@@ -665,6 +733,8 @@ static struct {
     bool held;  /* this rank holds one of them, in DM */
     domain dm;
 } current;
+
+static mgpu_stencil *held_stencil(void) { return current.held ? current.dm.st : NULL; }
 
 static mgpu_status release_domain(void *ctx)
 {

@@ -7,8 +7,10 @@
 # device on a larger one.  Without a CUDA-aware MPI, --exchange=mpi must be
 # refused with exit 2, never crash; so must ipc with --overlap.  A failing
 # rank ends the job with exit 1; under ipc, with its neighbour waiting for
-# it, within 2 seconds of its failure and with no process left.  Skips
-# (exit 77) without mgpu-mpi, mpirun or a usable GPU.
+# it, within 2 seconds of its failure and with no process left.  With NCCL
+# in the build, the ranks' NCCL communicator (nccl) on 1 and 2 ranks, and a
+# failing rank under it ends the job within 2 s of a healthy run's time.
+# Skips (exit 77) without mgpu-mpi, mpirun or a usable GPU.
 . "$top_srcdir/tests/lib.sh"
 prog="$top_builddir/mpi/mgpu-mpi"
 tmp="${TMPDIR:-/tmp}/mgpu-cuda-mpi.$$"
@@ -103,6 +105,48 @@ done
 mpi_rejects "ipc with --overlap: a usage error" "^mgpu-mpi: --overlap: .*--exchange=ipc" 1 \
     "$prog" $common --exchange=ipc --overlap --nx=65 --ny=65
 
+# nccl: the ranks of one NCCL communicator, whose id rank 0 sends the others
+# (MPI_Bcast): 1 rank (jacobi is its own neighbour) and 2, on odd grids
+# whose slabs are uneven (and one row deep); halos of 1 row, and of 4 with
+# two passes a cycle; bit-identical to the CPU reference, and a larger grid
+# on 2 ranks to one device, the record saying nccl.  --exchange=auto takes
+# ipc above, never nccl.  Skipped where the build has no NCCL.
+export NCCL_NVLS_ENABLE=0 # NVLink multicast stays off (mgpu sets it where unset)
+nccl_ranks=0
+if ! "$prog" --list-exchanges | grep -qx nccl; then
+    echo "# this build has no NCCL (configure --with-nccl): nccl is not run"
+else
+    for ranks in 1 2; do
+        [ "$ranks" -le "$gpus" ] 2>/dev/null || continue
+        nccl_ranks=$ranks
+        for kernel in pattern2d jacobi; do
+            for run in "1 1 17 13 7" "1 1 101 53 5" "1 1 3 $((ranks + 2)) 2" \
+                "4 2 17 21 9" "4 2 101 53 11"; do
+                set -- $run
+                check_run "cuda vs cpu: -np $ranks, nccl, $kernel, --halo=$1 --time-block=$2, $3 x $4" \
+                    $launch -np $ranks "$prog" $common --verify=cpu --exchange=nccl \
+                    --kernel=$kernel --halo=$1 --time-block=$2 --nx=$3 --ny=$4 --steps=$5
+            done
+        done
+    done
+    if [ "$nccl_ranks" -ge 2 ]; then
+        run_limited $launch -np 2 "$prog" $common --verify=device --exchange=nccl --kernel=jacobi \
+            --halo=4 --time-block=2 --nx=2049 --ny=1031 --steps=20 --format=json \
+            >"$tmp.out" 2>"$tmp.err"
+        code=$?
+        got="$(json_field exchange <"$tmp.out") $(json_field verified <"$tmp.out")"
+        if [ "$code" -eq 0 ] && [ "$got" = "nccl true" ]; then
+            tap 0 "cuda N vs 1 device: -np 2, nccl, jacobi, --halo=4, 2049 x 1031: $got"
+        else
+            tap 1 "cuda N vs 1 device: -np 2, nccl, jacobi, --halo=4, 2049 x 1031: exit $code, \
+'$got'"
+            sed 's/^/# /' "$tmp.out" "$tmp.err"
+        fi
+    fi
+    mpi_rejects "nccl with --overlap: a usage error" "^mgpu-mpi: --overlap: .*--exchange=nccl" 1 \
+        "$prog" $common --exchange=nccl --overlap --nx=65 --ny=65
+fi
+
 if [ "$aware" != yes ]; then
     run_limited $launch -np 2 "$prog" $common --exchange=mpi --nx=65 --ny=65 --steps=2 \
         >"$tmp.out" 2>"$tmp.err"
@@ -154,6 +198,31 @@ if [ "$ipc_ranks" -ge 2 ]; then
     else
         tap 1 "fault on rank 1 of 2 GPUs, ipc: exit $code, gone $took ms after it, left: $left"
         sed 's/^/# /' "$tmp.stamped"
+    fi
+fi
+if [ "$nccl_ranks" -ge 2 ]; then
+    # nccl: rank 1 fails at step 3 of a million, leaving rank 0's transfers
+    # waiting for it on the device; the job ends with exit 1 within 2 s of
+    # a healthy run's time (a few steps: mpirun, CUDA and the communicators
+    # started, more phases than the failed run reaches), no process left.
+    marker=8$$
+    args="$common --exchange=nccl --verify=none --nx=4096 --ny=4096 --seed=$marker"
+    started=$(milliseconds)
+    run_limited $launch -np 2 "$prog" $args --steps=4 >/dev/null 2>&1
+    healthy=$(($(milliseconds) - started))
+    started=$(milliseconds)
+    MGPU_INJECT_FAULT=3:1 run_limited $launch -np 2 "$prog" $args --steps=1000000 \
+        >"$tmp.out" 2>"$tmp.err"
+    code=$?
+    took=$(($(milliseconds) - started))
+    left=$(grep -la -- "[-]-seed=$marker" /proc/[0-9]*/cmdline 2>/dev/null)
+    if [ "$code" -eq 1 ] && [ "$took" -le $((healthy + 2000)) ] && [ -z "$left" ] &&
+        grep -q "^mgpu-mpi: rank 1 on .*step 3" "$tmp.err"; then
+        tap 0 "fault on rank 1 of 2 GPUs, nccl: exit 1 in $took ms, a healthy run $healthy ms"
+    else
+        tap 1 "fault on rank 1 of 2 GPUs, nccl: exit $code in $took ms, a healthy run \
+$healthy ms, left: $left"
+        sed 's/^/# /' "$tmp.err"
     fi
 fi
 echo "1..$tap_count"

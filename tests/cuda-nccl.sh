@@ -1,11 +1,12 @@
 #!/bin/sh
 # cuda-nccl.sh - the exchange mode nccl on GPUs, in every program that has
-# it: mgpu-single (both contexts), -pthread (both modes), -openmp, -streams
-# and -fork, on 1 to all devices (at most 4), both kernels, odd and uneven
-# grids, one-row halos and --halo=4 (time blocks 4 and 2): bit-identical to
-# the CPU reference; a larger grid on N devices bit-identical to one device;
-# the record says nccl.  A worker (thread or process) that fails ends the
-# run with exit 1 within 2 s of a healthy run's time, no process left.
+# it but mgpu-mpi (tests/cuda-mpi.sh): mgpu-single (both contexts),
+# -pthread (both modes), -openmp, -streams and -fork, on 1 to all devices
+# (at most 4), both kernels, odd and uneven grids, one-row halos and
+# --halo=4 (time blocks 4 and 2): bit-identical to the CPU reference; a
+# larger grid on N devices bit-identical to one device; the record says
+# nccl.  A worker (thread or process) that fails ends the run with exit 1
+# within 2 s of a healthy run's time, no process left.
 # Skips (exit 77) without NCCL in the build, or without a usable GPU.
 . "$top_srcdir/tests/lib.sh"
 # NVLink multicast stays off (mgpu sets it where unset; so does the test).
