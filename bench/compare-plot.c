@@ -572,8 +572,8 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
     int scaling_labels = 0, time_labels = 0, efficiency_labels = 0;
     /* Lines per halo depth, named, when any ran deeper than 1. */
     int deep = cmp_rows_deep(rows), depths[MAX_NAMES];
-    int scaling_sets =
-        write_scaling(gp, rows, &at, &programs, deep, &scaling_range, &scaling_labels);
+    int scaling_sets = write_scaling(gp, rows, &at, &programs, deep, &scaling_range,
+                                     &scaling_labels);
     write_modes(gp, rows, &at, most, deep, &modes);
     int time_sets = 0, efficiency_sets = 0;
     halo_plot halo = {0};
@@ -583,9 +583,8 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
         halo.deepest = depths[ndepths - 1];
         halo.time_sets = write_by_halo(gp, rows, &at, "halotime", 1, US_PER_STEP, &unused,
                                        &halo.time_labels);
-        halo.efficiency_sets = write_by_halo(gp, rows, &at, "haloefficiency", 2,
-                                             EFFICIENCY_PERCENT, &halo_range,
-                                             &halo.efficiency_labels);
+        halo.efficiency_sets = write_by_halo(gp, rows, &at, "haloefficiency", 2, EFFICIENCY_PERCENT,
+                                             &halo_range, &halo.efficiency_labels);
         halo.range = &halo_range;
     }
     if (sizes > 1) {
@@ -658,8 +657,8 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
             "    set xtics autofreq\n"
             "    plot for [m=0:%d] $modes using 2+3*m:3+3*m:4+3*m:xtic(1) with histograms "
             "title columnhead(2+3*m)\n",
-            scaling_sets ? "" : " (no 1-device run: no efficiency)", most,
-            most == 1 ? "" : "s", modes.count - 1);
+            scaling_sets ? "" : " (no 1-device run: no efficiency)", most, most == 1 ? "" : "s",
+            modes.count - 1);
     if (time_sets)
         plot_sizes(gp, time_sets, time_labels, efficiency_sets, efficiency_labels,
                    &efficiency_range);
@@ -696,8 +695,10 @@ int cmp_plot(const cmp_rows *rows, const char *dir)
             fprintf(stderr, "%s: GNUPLOT: %s: no PNG or SVG\n", COMPARE_NAME, error);
             status = CMP_PLOTS_FAILED;
         } else {
-            fprintf(stderr, "%s: no gnuplot on PATH: plots.gp written, no PNG or SVG (set "
-                    "GNUPLOT to a gnuplot)\n", COMPARE_NAME);
+            fprintf(stderr,
+                    "%s: no gnuplot on PATH: plots.gp written, no PNG or SVG (set "
+                    "GNUPLOT to a gnuplot)\n",
+                    COMPARE_NAME);
             status = CMP_PLOTS_SCRIPT;
         }
     } else if (out.exit_code != 0 || cmp_interrupted()) {

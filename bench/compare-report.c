@@ -115,23 +115,24 @@ void cmp_print_table(const cmp_rows *rows, FILE *out)
                 COMPARE_NAME, m->backend, m->kernel, sizes, m->steps, m->repeats);
     if (cmp_host_ran(rows))
         fprintf(out, "# %s\n", CMP_HOST_NOTE);
-    fprintf(out, "# us/step: time / steps; spread: (max - min) / median of the runs; "
-                 "Gcells/s: interior cells x steps / time\n"
-                 "# speedup: the program's own 1-device time %sin this comparison / time; "
-                 "efficiency: speedup / devices\n"
-                 "# exchange: time of the same steps with the exchanges alone, as a share "
-                 "of the time\n"
-                 "# issue, wait: host us a step issuing work and waiting (barriers, devices); "
-                 "device: us a step of the largest part's kernel alone\n"
-                 "# halo: rows a side, exchanged every halo steps (--halo); block: steps per "
-                 "pass over memory as run; swaps: halo exchanges in a run\n",
+    fprintf(out,
+            "# us/step: time / steps; spread: (max - min) / median of the runs; "
+            "Gcells/s: interior cells x steps / time\n"
+            "# speedup: the program's own 1-device time %sin this comparison / time; "
+            "efficiency: speedup / devices\n"
+            "# exchange: time of the same steps with the exchanges alone, as a share "
+            "of the time\n"
+            "# issue, wait: host us a step issuing work and waiting (barriers, devices); "
+            "device: us a step of the largest part's kernel alone\n"
+            "# halo: rows a side, exchanged every halo steps (--halo); block: steps per "
+            "pass over memory as run; swaps: halo exchanges in a run\n",
             sizes == 1 && !cmp_rows_deep(rows) ? ""
             : sizes == 1                       ? "with the same halo "
             : cmp_rows_deep(rows)              ? "at the same grid and halo "
                                                : "at the same grid ");
     fprintf(out, "%-15s %7s %-10s %4s %5s %8s %10s %7s %9s %8s %10s %8s %7s %7s %7s  %s\n",
-            "program", "devices", "exchange", "halo", "block", "swaps", "us/step", "spread", "Gcells/s", "speedup", "efficiency",
-            "exchange", "issue", "wait", "device", "verified");
+            "program", "devices", "exchange", "halo", "block", "swaps", "us/step", "spread",
+            "Gcells/s", "speedup", "efficiency", "exchange", "issue", "wait", "device", "verified");
     if (sizes == 1) {
         for (int i = 0; i < rows->count; i++)
             print_row(&rows->row[i], out);

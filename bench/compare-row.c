@@ -163,8 +163,8 @@ static int text_of(reader *rd, const char *key, int form, int required, char *ou
         return bad(rd, "\"%s\": a control character", key);
     if (form == TEXT || (form == NAME_OR_EMPTY && !*out) || cmp_is_name(out))
         return 0;
-    return bad(rd, "\"%s\": '%s' is not a name (letters, digits, and . _ + - after the first)",
-               key, out);
+    return bad(rd, "\"%s\": '%s' is not a name (letters, digits, and . _ + - after the first)", key,
+               out);
 }
 
 /* "binding" (doc/record.md), when there: the CPUs of each device's worker
@@ -179,8 +179,10 @@ static int binding_of(reader *rd)
     for (const char *c = text; *c; c++) {
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
               strchr(" :;,.-_()/='+", *c)))
-            return bad(rd, "\"binding\": '%s' is neither CPU lists nor a reason (letters, "
-                           "digits, blanks and :;,.-_()/='+)", text);
+            return bad(rd,
+                       "\"binding\": '%s' is neither CPU lists nor a reason (letters, "
+                       "digits, blanks and :;,.-_()/='+)",
+                       text);
     }
     return 0;
 }
@@ -196,8 +198,7 @@ static int integer_of(reader *rd, const char *key, long long min, long long max,
                    max);
     double number = json_number_value(f);
     if (number != floor(number) || number < (double) min || number > (double) max)
-        return bad(rd, "\"%s\": %.17g is not an integer from %lld to %lld", key, number, min,
-                   max);
+        return bad(rd, "\"%s\": %.17g is not an integer from %lld to %lld", key, number, min, max);
     *value = (long long) number;
     return 0;
 }
@@ -277,24 +278,28 @@ int cmp_row_from_object(cmp_row *row, json_t *o, int results, char *error, size_
         return -1;
     if (!isnan(row->exchanges) &&
         (row->exchanges != floor(row->exchanges) || row->exchanges > (double) CMP_MAX_STEPS))
-        return bad(&rd, "\"exchanges\": %.17g is not a whole number from 0 to %lld",
-                   row->exchanges, CMP_MAX_STEPS);
+        return bad(&rd, "\"exchanges\": %.17g is not a whole number from 0 to %lld", row->exchanges,
+                   CMP_MAX_STEPS);
     /* What a run does: a pass never crosses an exchange (T at most K), and
      * it exchanges at most once every step. */
     if (time_block > halo)
-        return bad(&rd, "\"time_block\": %lld is more than the \"halo\" of %lld (accepted: an "
-                        "integer from 1 to the halo)", time_block, halo);
+        return bad(&rd,
+                   "\"time_block\": %lld is more than the \"halo\" of %lld (accepted: an "
+                   "integer from 1 to the halo)",
+                   time_block, halo);
     if (!isnan(row->exchanges) && row->exchanges > (double) row->steps)
-        return bad(&rd, "\"exchanges\": %.17g is more than the %lld steps (accepted: a whole "
-                        "number from 0 to the steps)", row->exchanges, row->steps);
+        return bad(&rd,
+                   "\"exchanges\": %.17g is more than the %lld steps (accepted: a whole "
+                   "number from 0 to the steps)",
+                   row->exchanges, row->steps);
     row->halo = (int) halo;
     row->time_block = (int) time_block;
     if (MEASURE(time_s) || MEASURE(time_min_s) || MEASURE(time_max_s) || MEASURE(us_per_step) ||
         MEASURE(gcells_per_s) || MEASURE(gbytes_per_s) || MEASURE(exchange_s) ||
         MEASURE(exchange_share) || MEASURE(copy_gbps) || MEASURE(roofline) ||
         MEASURE(host_issue_us_per_step) || MEASURE(host_wait_us_per_step) ||
-        MEASURE(device_us_per_step) || MEASURE(max_error) ||
-        verdict_of(&rd, &row->verified) != 0 || binding_of(&rd) != 0)
+        MEASURE(device_us_per_step) || MEASURE(max_error) || verdict_of(&rd, &row->verified) != 0 ||
+        binding_of(&rd) != 0)
         return -1;
     /* results.json also holds what mgpu-compare itself adds; speedup and
      * efficiency are derived again, never taken on trust. */
@@ -370,8 +375,7 @@ static int add_results(json_t *results, cmp_rows *rows, char *error, size_t size
     return add_runs(json_object_get(results, "runs"), rows, error, size);
 }
 
-int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
-                      size_t error_size)
+int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error, size_t error_size)
 {
     const char *nul = memchr(text, '\0', len);
     if (nul) {

@@ -36,8 +36,8 @@ int cmp_size_order(const cmp_size *a, const cmp_size *b)
 static int by_order(const void *a, const void *b) { return cmp_size_order(a, b); }
 
 /* An entry can be as long as the list: messages show its start. */
-void cmp_list_refuse(char *error, size_t error_size, const char *entry, size_t len,
-                     const char *fmt, ...)
+void cmp_list_refuse(char *error, size_t error_size, const char *entry, size_t len, const char *fmt,
+                     ...)
 {
     char why[160];
     va_list ap;
@@ -336,9 +336,10 @@ void cmp_print_crossover(const cmp_rows *rows, FILE *out)
     if (cmp_rows_size_count(rows, 1) < 2)
         return; /* one size: the table's speedup column says it all */
     int deep = cmp_rows_deep(rows);
-    fprintf(out, "\n# crossover: the smallest grid at which N devices are at least %.1fx faster "
-                 "than the program's own 1-device run%s (the fastest exchange mode at each "
-                 "size)\n",
+    fprintf(out,
+            "\n# crossover: the smallest grid at which N devices are at least %.1fx faster "
+            "than the program's own 1-device run%s (the fastest exchange mode at each "
+            "size)\n",
             CMP_CROSSOVER, deep ? " with the same halo" : "");
     int pairs = 0;
     for (int i = 0; i < rows->count; i++) {

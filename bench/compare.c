@@ -36,17 +36,17 @@
 static const struct strategy {
     const char *name, *folder, *program;
 } strategies[] = {
-    {"single", "single_thread", "mgpu-single"}, {"fork", "fork", "mgpu-fork"},
-    {"pthread", "pthread", "mgpu-pthread"},     {"openmp", "openmp", "mgpu-openmp"},
-    {"streams", "streams", "mgpu-streams"},     {"mpi", "mpi", "mgpu-mpi"},
+    {"single", "single_thread", "mgpu-single"},      {"fork", "fork", "mgpu-fork"},
+    {"pthread", "pthread", "mgpu-pthread"},          {"openmp", "openmp", "mgpu-openmp"},
+    {"streams", "streams", "mgpu-streams"},          {"mpi", "mpi", "mgpu-mpi"},
     {"persistent", "persistent", "mgpu-persistent"},
 };
 #define NSTRATEGIES ((int) (sizeof strategies / sizeof strategies[0]))
 
 /* The names --strategies takes, NULL-ended.  The other options' values are
  * the library's (mgpu_backend_names, mgpu_exchange_names, ...). */
-static const char *const strategy_names[] = {"single", "fork", "pthread",    "openmp",
-                                             "streams", "mpi", "persistent", NULL};
+static const char *const strategy_names[] = {"single",  "fork", "pthread",    "openmp",
+                                             "streams", "mpi",  "persistent", NULL};
 
 /* The modes a program lists (its --list-exchanges) and --exchanges takes:
  * every one but auto, which the library's table keeps first. */
@@ -57,9 +57,9 @@ static const char *const strategy_names[] = {"single", "fork", "pthread",    "op
 #define MPIRUN_WORDS 64
 
 typedef struct options {
-    int backend;             /* an mgpu_backend */
-    long long nx, ny, steps; /* 0: the backend's default */
-    cmp_sizes sizes;         /* --sizes; none: the one grid of --nx, --ny */
+    int backend;              /* an mgpu_backend */
+    long long nx, ny, steps;  /* 0: the backend's default */
+    cmp_sizes sizes;          /* --sizes; none: the one grid of --nx, --ny */
     int halos[MGPU_HALO_MAX]; /* --halo depths, shallowest first; none: 1 alone */
     int nhalos;
     int kernel, verify, bind; /* an mgpu_kernel, mgpu_verify, mgpu_bind */
@@ -257,8 +257,10 @@ static void print_help(void)
                                          "persistent (default: every one built)");
     bench_help_line("--devices=LIST", "device counts, as 1,2,4 or 1-4 (default: 1, 2, 4, ... and "
                                       "all; host backend: 1,2)");
-    snprintf(text, sizeof text, "only these exchange modes, of %s (default: each program's "
-             "own, from its --list-exchanges)", modes);
+    snprintf(text, sizeof text,
+             "only these exchange modes, of %s (default: each program's "
+             "own, from its --list-exchanges)",
+             modes);
     bench_help_line("--exchanges=LIST", text);
     bench_help_line("--output=DIR", "where results and plots go (default: .)");
     bench_help_line("--from=FILE", "print and plot a results.json again, running nothing");
@@ -388,8 +390,8 @@ static int apply(options *opt, int id, const char *text)
 static int parse_options(options *opt, int argc, char **argv)
 {
     const char *mpirun = getenv("MPIRUN");
-    *opt = (options){.repeat = 3, .warmup = 1, .timeout = 600, .output = ".", .halos = {1},
-                     .nhalos = 1};
+    *opt = (options){
+        .repeat = 3, .warmup = 1, .timeout = 600, .output = ".", .halos = {1}, .nhalos = 1};
     int id, run_options = 0;
     if (mpirun && *mpirun) {
         int code = parse_mpirun("MPIRUN", mpirun, opt);
@@ -593,7 +595,6 @@ static int read_modes(const options *opt, program *prog, char *error, size_t siz
 
 /* ---------------------------------------------------------------- running */
 
-
 /* The last line of TEXT that starts with '{': the record. */
 static const char *last_record(const char *text)
 {
@@ -647,14 +648,14 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
         char why[200] = "";
         /* Into a copy: a record that breaks a rule leaves the row as asked. */
         cmp_row checked = *row;
-        json_t *object =
-            record ? cmp_json_load(record, strcspn(record, "\n"), why, sizeof why) : NULL;
+        json_t *object = record ? cmp_json_load(record, strcspn(record, "\n"), why, sizeof why)
+                                : NULL;
         int parsed = object && cmp_row_from_object(&checked, object, 0, why, sizeof why) == 0;
         json_decref(object);
         if (parsed && checked.halo != pl->halo) {
             json_decref(checked.record);
-            snprintf(why, sizeof why, "\"halo\": %d, not the --halo=%d it was given",
-                     checked.halo, pl->halo);
+            snprintf(why, sizeof why, "\"halo\": %d, not the --halo=%d it was given", checked.halo,
+                     pl->halo);
             parsed = 0;
         }
         if (parsed)
@@ -798,10 +799,12 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
                 pl.backend, mgpu_kernel_names[opt->kernel], sizes[0].nx, sizes[0].ny, pl.steps,
                 depths, pl.total);
     else
-        fprintf(stderr, "%s: %s backend, %s at %d grid sizes, %lld x %lld to %lld x %lld, %lld "
-                "steps%s: %d runs\n", COMPARE_NAME, pl.backend, mgpu_kernel_names[opt->kernel],
-                pl.sizes, sizes[0].nx, sizes[0].ny, sizes[pl.sizes - 1].nx,
-                sizes[pl.sizes - 1].ny, pl.steps, depths, pl.total);
+        fprintf(stderr,
+                "%s: %s backend, %s at %d grid sizes, %lld x %lld to %lld x %lld, %lld "
+                "steps%s: %d runs\n",
+                COMPARE_NAME, pl.backend, mgpu_kernel_names[opt->kernel], pl.sizes, sizes[0].nx,
+                sizes[0].ny, sizes[pl.sizes - 1].nx, sizes[pl.sizes - 1].ny, pl.steps, depths,
+                pl.total);
     /* Smallest grid first: the sizes where the strategies differ most come
      * back soonest. */
     for (int z = 0; z < pl.sizes && !cmp_interrupted(); z++) {
@@ -824,8 +827,8 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
                             fprintf(stderr, "%s: out of memory\n", COMPARE_NAME);
                             return 1;
                         }
-                        run_one(&pl, &progs[p], counts[c],
-                                mgpu_exchange_name((mgpu_exchange) e), row);
+                        run_one(&pl, &progs[p], counts[c], mgpu_exchange_name((mgpu_exchange) e),
+                                row);
                         /* A run stopped by our own SIGINT or SIGTERM did
                          * not fail: no row for it. */
                         if (cmp_interrupted())
@@ -909,8 +912,8 @@ static int write_set(const cmp_rows *rows, const char *dir, int results)
         const char *name = cmp_plot_files[i], *png = strstr(name, ".png");
         snprintf(path, sizeof path, "%s/%s", dir, name);
         if (png && !png[4] && access(path, F_OK) == 0)
-            fprintf(stderr, "%s %s/%.*s.{png,svg}", listed++ ? "," : COMPARE_NAME ": plots:",
-                    dir, (int) (png - name), name);
+            fprintf(stderr, "%s %s/%.*s.{png,svg}", listed++ ? "," : COMPARE_NAME ": plots:", dir,
+                    (int) (png - name), name);
     }
     if (listed)
         fputc('\n', stderr);
@@ -923,11 +926,10 @@ static int write_set(const cmp_rows *rows, const char *dir, int results)
  * place, too late to keep the old ones. */
 static int stopped(int signo, const char *dir, int written)
 {
-    fprintf(stderr, "%s: stopped by %s; %s %s\n", COMPARE_NAME,
-            signo == SIGINT ? "SIGINT" : "SIGTERM",
-            written ? "the results were written first in"
-                    : "nothing written, previous results kept in",
-            dir);
+    fprintf(
+        stderr, "%s: stopped by %s; %s %s\n", COMPARE_NAME, signo == SIGINT ? "SIGINT" : "SIGTERM",
+        written ? "the results were written first in" : "nothing written, previous results kept in",
+        dir);
     signal(signo, SIG_DFL);
     raise(signo);
     return 128 + signo;

@@ -139,13 +139,11 @@ size_t cmp_utf8_length(const unsigned char *s);
  * results.json, which also has the status and the reason.  Every field is
  * checked (see compare-row.c); the row keeps OBJECT (a reference) for the
  * fields it has no place for.  0, or -1 with a message naming the field. */
-int cmp_row_from_object(cmp_row *row, json_t *object, int results, char *error,
-                        size_t error_size);
+int cmp_row_from_object(cmp_row *row, json_t *object, int results, char *error, size_t error_size);
 /* The rows of a results.json in TEXT (LEN bytes, NUL-terminated after
  * them), appended to ROWS.  0, or -1 with a message naming the run and the
  * field.  What --from does with a file, and the fuzz test with its inputs. */
-int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
-                      size_t error_size);
+int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error, size_t error_size);
 
 /* ------------------------------------------------------------- lists */
 
@@ -157,8 +155,8 @@ int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
 int cmp_list_each(const char *text, int (*each)(void *context, const char *entry, size_t len),
                   void *context, char *error, size_t error_size);
 /* "'ENTRY': WHY" into ERROR, the entry cut to its first 40 bytes. */
-void cmp_list_refuse(char *error, size_t error_size, const char *entry, size_t len,
-                     const char *fmt, ...)
+void cmp_list_refuse(char *error, size_t error_size, const char *entry, size_t len, const char *fmt,
+                     ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 5, 6)))
 #endif
@@ -236,7 +234,7 @@ int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_si
 
 /* What the host backend's figures are, said wherever they are shown.  No
  * quote in it: it goes into a gnuplot string. */
-#define CMP_HOST_NOTE                                                                   \
+#define CMP_HOST_NOTE                                                                     \
     "host backend: a device is a partition of host memory, its kernels the C reference; " \
     "these times say nothing about GPUs"
 /* 1 when a run of ROWS ran on the host backend. */
@@ -246,11 +244,10 @@ int cmp_host_ran(const cmp_rows *rows);
 /* The files of the plots, in the output folder: the sizes- plots are made
  * only when the runs span more than one grid size, the halo- plots only
  * when they span more than one halo depth. */
-#define CMP_PLOT_FILE_NAMES                                                            \
-    CMP_PLOT_SCRIPT, "scaling.png", "scaling.svg", "exchange-modes.png",               \
-        "exchange-modes.svg", "sizes-time.png", "sizes-time.svg", "sizes-efficiency.png", \
-        "sizes-efficiency.svg", "halo-time.png", "halo-time.svg", "halo-efficiency.png",  \
-        "halo-efficiency.svg"
+#define CMP_PLOT_FILE_NAMES                                                                    \
+    CMP_PLOT_SCRIPT, "scaling.png", "scaling.svg", "exchange-modes.png", "exchange-modes.svg", \
+        "sizes-time.png", "sizes-time.svg", "sizes-efficiency.png", "sizes-efficiency.svg",    \
+        "halo-time.png", "halo-time.svg", "halo-efficiency.png", "halo-efficiency.svg"
 /* The same, NULL-ended. */
 extern const char *const cmp_plot_files[];
 

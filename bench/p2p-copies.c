@@ -67,8 +67,8 @@ static mgpu_status pair_copies(p2p_ctx *ctx, int path, int a, int b, size_t byte
             if (chained && k > 0)
                 MGPU_TRY(mgpu_stream_wait_event(send, db->back));
             MGPU_TRY(mgpu_copy_staged_async(at(db->dst, off), b, at(da->src, off), a, bytes,
-                                       at(da->stage, off), send, db->stream[LANE_RECV],
-                                       da->staged));
+                                            at(da->stage, off), send, db->stream[LANE_RECV],
+                                            da->staged));
             if (chained)
                 MGPU_TRY(mgpu_event_record(db->back, db->stream[LANE_RECV]));
             break;
@@ -717,8 +717,8 @@ mgpu_status p2p_measure_sweep(p2p_ctx *ctx)
                 continue;
             if (path == PATH_DIRECT && s % sizeof(float) != 0)
                 continue;
-            p2p_job job =
-                pair ? pair_job(ctx, path, 0, 1, 0, s, count) : device_job(ctx, path, 0, s, count);
+            p2p_job job = pair ? pair_job(ctx, path, 0, 1, 0, s, count)
+                               : device_job(ctx, path, 0, s, count);
             MGPU_TRY(p2p_time(ctx, &job, seconds));
             double counted = (double) s * count * (path == PATH_LOCAL ? 2 : 1);
             p2p_cell_rate(f, row, c, counted, seconds, opt->repeat);

@@ -131,8 +131,8 @@ void p2p_cell_text(p2p_figure *figure, int row, int column, const char *text)
 static void cell_stats(p2p_figure *figure, int row, int column, double *values, int n)
 {
     mgpu_stats stats = mgpu_stats_of(values, n);
-    *p2p_cell_at(figure, row, column) =
-        (p2p_cell){.kind = CELL_STATS, .value = stats.median, .min = stats.min, .max = stats.max};
+    *p2p_cell_at(figure, row, column) = (p2p_cell){
+        .kind = CELL_STATS, .value = stats.median, .min = stats.min, .max = stats.max};
 }
 
 void p2p_cell_rate(p2p_figure *figure, int row, int column, double value, const double *seconds,
@@ -283,8 +283,7 @@ static void print_table_figure(const p2p_figure *f, FILE *out)
     for (int r = 0; r < f->rows; r++) {
         fprintf(out, "  %-*s", lw, row_label(f, r, text));
         for (int c = 0; c < f->columns; c++)
-            print_table_cell(f, cell_of(f, r, c),
-                             column_width(f, c), out);
+            print_table_cell(f, cell_of(f, r, c), column_width(f, c), out);
         fputc('\n', out);
     }
     int row = 0, column = 0;
@@ -441,13 +440,12 @@ static json_t *json_matrix(const p2p_figure *f, enum cell_part part)
 
 static json_t *json_figure(const p2p_figure *f)
 {
-    return json_pack("{s:s, s:s, s:s, s:o, s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o}",
-                     "title", f->title, "unit", f->unit, "rule", f->rule, "bytes",
+    return json_pack("{s:s, s:s, s:s, s:o, s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "title",
+                     f->title, "unit", f->unit, "rule", f->rule, "bytes",
                      f->bytes ? json_integer((json_int_t) f->bytes) : json_null(), "samples",
-                     f->samples, "row_title", f->row_title, "column_title", f->column_title,
-                     "rows", json_rows(f), "columns", json_columns(f), "value",
-                     json_matrix(f, PART_VALUE), "min", json_matrix(f, PART_MIN), "max",
-                     json_matrix(f, PART_MAX));
+                     f->samples, "row_title", f->row_title, "column_title", f->column_title, "rows",
+                     json_rows(f), "columns", json_columns(f), "value", json_matrix(f, PART_VALUE),
+                     "min", json_matrix(f, PART_MIN), "max", json_matrix(f, PART_MAX));
 }
 
 /* The run: what and where (the record's metadata, doc/record.md), how it
@@ -468,13 +466,12 @@ static json_t *json_document(const p2p_ctx *ctx)
     json_t *run = json_pack(
         "{s:i, s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:i, s:I, s:I, s:I, s:i, s:i, s:o, s:I}",
         "schema", P2P_SCHEMA, "program", P2P_NAME, "version", MGPU_VERSION, "backend",
-        mgpu_backend_name(mgpu_backend_active()), "backend_reason", mgpu_backend_reason(),
-        "note", ctx->cuda ? json_null() : json_string(host_note), "timing", timing_note(ctx),
-        "link_note", json_text_or_null(ctx->link_note), "devices", ctx->n, "bytes",
-        (json_int_t) opt->bytes, "halo_bytes", (json_int_t) opt->halo, "latency_bytes",
-        (json_int_t) opt->latency_bytes, "repeat", opt->repeat, "warmup", opt->warmup,
-        "spin_us", json_number(ctx->cuda ? opt->spin_us : 0.0), "gapped_samples",
-        (json_int_t) ctx->gapped);
+        mgpu_backend_name(mgpu_backend_active()), "backend_reason", mgpu_backend_reason(), "note",
+        ctx->cuda ? json_null() : json_string(host_note), "timing", timing_note(ctx), "link_note",
+        json_text_or_null(ctx->link_note), "devices", ctx->n, "bytes", (json_int_t) opt->bytes,
+        "halo_bytes", (json_int_t) opt->halo, "latency_bytes", (json_int_t) opt->latency_bytes,
+        "repeat", opt->repeat, "warmup", opt->warmup, "spin_us",
+        json_number(ctx->cuda ? opt->spin_us : 0.0), "gapped_samples", (json_int_t) ctx->gapped);
     json_t *machine = json_pack(
         "{s:s, s:o, s:o, s:s, s:o, s:o}", "gpus", m.gpus, "cuda_runtime",
         m.runtime > 0 ? json_integer(m.runtime) : json_null(), "cuda_driver",

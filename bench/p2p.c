@@ -335,9 +335,9 @@ static size_t largest(size_t a, size_t b) { return a > b ? a : b; }
 static mgpu_status setup(p2p_ctx *ctx)
 {
     const p2p_options *opt = ctx->opt;
-    ctx->buffer_bytes =
-        largest(largest(opt->bytes, opt->sweep_max),
-                largest(2 * opt->halo, opt->latency_bytes * (size_t) opt->latency_copies));
+    ctx->buffer_bytes = largest(
+        largest(opt->bytes, opt->sweep_max),
+        largest(2 * opt->halo, opt->latency_bytes * (size_t) opt->latency_copies));
     for (int d = 0; d < ctx->n; d++)
         MGPU_TRY(setup_device(ctx, d));
     for (int a = 0; a < ctx->n; a++) {

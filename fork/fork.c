@@ -56,9 +56,9 @@ static const mgpu_program program = {
 /* -------------------------------------------- what the processes share */
 
 typedef struct control {
-    pthread_barrier_t barrier; /* process-shared, one party per worker */
-    mgpu_exchange mode;        /* the workers' exchange, auto resolved */
-    mgpu_failure failure;      /* the first worker's to fail */
+    pthread_barrier_t barrier;           /* process-shared, one party per worker */
+    mgpu_exchange mode;                  /* the workers' exchange, auto resolved */
+    mgpu_failure failure;                /* the first worker's to fail */
     mgpu_ipc_part ipc[MGPU_MAX_DEVICES]; /* ipc: what each part publishes */
     mgpu_nccl_id nccl_id;                /* nccl: the workers' communicator */
     mgpu_binding binding;                /* the CPUs each worker got */
@@ -199,8 +199,9 @@ static mgpu_status ipc_connect(worker *w)
  * STEP, in the shared slots. */
 static float *slot(const worker *w, long long step, int p, mgpu_row edge)
 {
-    size_t index = ((size_t) mgpu_stencil_exchange_parity(w->st, step) * (size_t) w->nparts +
-                    (size_t) p) * 2 + (edge == MGPU_ROW_LAST);
+    size_t index =
+        ((size_t) mgpu_stencil_exchange_parity(w->st, step) * (size_t) w->nparts + (size_t) p) * 2 +
+        (edge == MGPU_ROW_LAST);
     return w->sh->slots + index * (block_bytes(w) / sizeof(float));
 }
 
@@ -308,9 +309,17 @@ static mgpu_status worker_run(worker *w)
     /* The domain of this process: all parts' slabs are known, only this
      * one's buffers exist here. */
     mgpu_stencil_desc desc = {
-        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = w->mode,
-        .seed = opt->seed, .nparts = w->nparts, .first_part = p, .local_parts = 1,
-        .halo = opt->halo, .time_block = opt->time_block, .steps = opt->steps,
+        .nx = opt->nx,
+        .ny = opt->ny,
+        .kernel = opt->kernel,
+        .exchange = w->mode,
+        .seed = opt->seed,
+        .nparts = w->nparts,
+        .first_part = p,
+        .local_parts = 1,
+        .halo = opt->halo,
+        .time_block = opt->time_block,
+        .steps = opt->steps,
         .nccl_id = w->mode == MGPU_EXCHANGE_NCCL ? &w->sh->control->nccl_id : NULL,
     };
     /* nccl: this joins the communicator, once every worker has come. */
@@ -396,8 +405,7 @@ static int worker_main(void *ctx, int part)
     mgpu_host_share_cores(a->run->ndevices);
     /* Bound before CUDA starts, so that the threads CUDA makes for its
      * context run near the device too. */
-    mgpu_bind_worker(a->run->opt->bind, part, a->run->ndevices,
-                     a->sh->control->binding.cpus[part]);
+    mgpu_bind_worker(a->run->opt->bind, part, a->run->ndevices, a->sh->control->binding.cpus[part]);
     /* CUDA starts here, in the worker, after the fork. */
     mgpu_status status = mgpu_init(a->backend, a->host_devices);
     if (status == MGPU_OK)
@@ -436,9 +444,10 @@ static mgpu_status fork_strategy(void *ctx, mgpu_run *run)
     int *interrupted = ctx;
     const mgpu_options *opt = run->opt;
     if (opt->exchange == MGPU_EXCHANGE_IPC && mgpu_backend_active() != MGPU_BACKEND_CUDA)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc needs the cuda backend: a host "
-                                              "device's memory is private to its worker process "
-                                              "(the %s backend supports: staged)",
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--exchange=ipc needs the cuda backend: a host "
+                              "device's memory is private to its worker process "
+                              "(the %s backend supports: staged)",
                               mgpu_backend_name(mgpu_backend_active()));
     shared sh;
     MGPU_TRY(shared_create(&sh, run));

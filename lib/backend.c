@@ -55,8 +55,8 @@ static mgpu_status init(mgpu_backend want, int host_devices, bool in_child)
 {
     /* The host device count matters only where the host backend may run. */
     if (want != MGPU_BACKEND_CUDA && (host_devices < 1 || host_devices > MGPU_MAX_DEVICES))
-        return mgpu_fail(MGPU_ERR_USAGE, "host devices: %d is out of range 1..%d",
-                         host_devices, MGPU_MAX_DEVICES);
+        return mgpu_fail(MGPU_ERR_USAGE, "host devices: %d is out of range 1..%d", host_devices,
+                         MGPU_MAX_DEVICES);
     host_device_count = host_devices;
     if (want == MGPU_BACKEND_HOST) {
         active = MGPU_BACKEND_HOST;
@@ -79,9 +79,8 @@ static mgpu_status init(mgpu_backend want, int host_devices, bool in_child)
     return MGPU_OK;
 #else
     if (want == MGPU_BACKEND_CUDA)
-        return mgpu_fail(MGPU_ERR_UNSUPPORTED,
-                         "--backend=cuda: this build has no CUDA backend "
-                         "(configure found no CUDA toolkit)");
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "--backend=cuda: this build has no CUDA backend "
+                                               "(configure found no CUDA toolkit)");
     (void) in_child;
     active = MGPU_BACKEND_HOST;
     snprintf(reason, sizeof reason, "built without CUDA; host backend used");
@@ -110,8 +109,8 @@ mgpu_status mgpu_check_device(int device)
 {
     int count = mgpu_devices_available();
     if (device < 0 || device >= count)
-        return mgpu_fail(MGPU_ERR_USAGE, "device %d does not exist (%d %s device%s)", device,
-                         count, mgpu_backend_name(active), count == 1 ? "" : "s");
+        return mgpu_fail(MGPU_ERR_USAGE, "device %d does not exist (%d %s device%s)", device, count,
+                         mgpu_backend_name(active), count == 1 ? "" : "s");
     return MGPU_OK;
 }
 

@@ -118,8 +118,8 @@ static int host_share(int worker, int workers, cpu_set_t *set, char *why, size_t
 {
     int count = CPU_COUNT(&start_cpus);
     if (count < workers) {
-        snprintf(why, size, "%d workers, %d CPU%s given to the process: they would share",
-                 workers, count, count == 1 ? "" : "s");
+        snprintf(why, size, "%d workers, %d CPU%s given to the process: they would share", workers,
+                 count, count == 1 ? "" : "s");
         return -1;
     }
     long long first = (long long) worker * count / workers;
@@ -186,8 +186,8 @@ static int device_cpus(int device, cpu_set_t *set, char *why, size_t size)
         return -1;
     }
     char path[96], text[256];
-    snprintf(path, sizeof path, "/sys/bus/pci/devices/%04x:%02x:%02x.0/local_cpulist", domain,
-             bus, slot);
+    snprintf(path, sizeof path, "/sys/bus/pci/devices/%04x:%02x:%02x.0/local_cpulist", domain, bus,
+             slot);
     FILE *f = fopen(path, "r");
     size_t n = f ? fread(text, 1, sizeof text, f) : 0;
     if (f)

@@ -22,8 +22,8 @@
 /* One copy timed by events on STREAM: what the device spent, without the
  * host's launch and synchronisation overheads. */
 static mgpu_status time_copy_with_events(void *dst, const void *src, size_t bytes,
-                                         mgpu_stream *stream, mgpu_event *start,
-                                         mgpu_event *stop, double *seconds)
+                                         mgpu_stream *stream, mgpu_event *start, mgpu_event *stop,
+                                         double *seconds)
 {
     MGPU_TRY(mgpu_event_record(start, stream));
     MGPU_TRY(mgpu_memcpy_async(dst, src, bytes, stream));
@@ -75,8 +75,7 @@ static void copy_on_all_cores(void *dst, const void *src, size_t bytes)
 
 /* The host backend's copies return when done: a host clock around each is
  * exact enough. */
-static mgpu_status time_copies_on_host(void *dst, const void *src, size_t bytes,
-                                       double *seconds)
+static mgpu_status time_copies_on_host(void *dst, const void *src, size_t bytes, double *seconds)
 {
     for (int i = 0; i < COPY_SAMPLES; i++) {
         double begin = mgpu_now();
@@ -94,7 +93,7 @@ static double median_gbps(size_t bytes, const double *seconds)
     for (int i = 0; i < COPY_SAMPLES; i++) {
         /* A copy too short for the clock still took some time: one tick. */
         double t = seconds[i] > 1e-9 ? seconds[i] : 1e-9;
-        gbps[i] = 2.0 * (double)bytes / t / 1e9;
+        gbps[i] = 2.0 * (double) bytes / t / 1e9;
     }
     return mgpu_stats_of(gbps, COPY_SAMPLES).median;
 }
@@ -155,16 +154,15 @@ mgpu_status mgpu_copy_bandwidth(int device, size_t bytes, double *gbps)
 /* Where a device does not say how large its last cache is. */
 #define CEILING_CACHE_GUESS ((size_t) 64 << 20)
 
-size_t mgpu_copy_ceiling_bytes(int gpu, size_t cache_bytes, size_t field_bytes,
-                               size_t free_bytes)
+size_t mgpu_copy_ceiling_bytes(int gpu, size_t cache_bytes, size_t field_bytes, size_t free_bytes)
 {
     size_t cache = cache_bytes ? cache_bytes : CEILING_CACHE_GUESS;
     if (field_bytes <= cache / 2)
         return 0; /* both buffers of the grid fit in the cache */
     size_t floor = 2 * cache;
-    size_t bytes = gpu ? CEILING_BYTES_CUDA
-                       : field_bytes < CEILING_BYTES_HOST_MAX ? field_bytes
-                                                              : CEILING_BYTES_HOST_MAX;
+    size_t bytes = gpu                                    ? CEILING_BYTES_CUDA
+                   : field_bytes < CEILING_BYTES_HOST_MAX ? field_bytes
+                                                          : CEILING_BYTES_HOST_MAX;
     if (bytes < floor)
         bytes = floor;
     /* The copy's two buffers beside the grid's: a quarter of what is free

@@ -151,8 +151,7 @@ static mgpu_status driver_fail(const char *call, CUresult result, int device)
 {
     if (device < 0)
         return mgpu_fail(MGPU_ERR_CUDA, "%s: driver error %d", call, (int) result);
-    return mgpu_fail(MGPU_ERR_CUDA, "%s on device %d: driver error %d", call, device,
-                     (int) result);
+    return mgpu_fail(MGPU_ERR_CUDA, "%s on device %d: driver error %d", call, device, (int) result);
 }
 
 /* The primary context of DEVICE, retained once and kept for the life of the

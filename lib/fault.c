@@ -41,8 +41,9 @@ static mgpu_status fault_requested(int *wanted)
     pthread_once(&fault_once, fault_read);
     *wanted = fault.set;
     if (fault.set && !fault.valid)
-        return mgpu_fail(MGPU_ERR_USAGE, "MGPU_INJECT_FAULT: '%s' is not STEP:DEVICE "
-                                         "(two non-negative integers)",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "MGPU_INJECT_FAULT: '%s' is not STEP:DEVICE "
+                         "(two non-negative integers)",
                          getenv("MGPU_INJECT_FAULT"));
     return MGPU_OK;
 }
@@ -57,14 +58,16 @@ mgpu_status mgpu_fault_validate(int ndevices, long long steps)
      * pass by running normally.  Steps are counted from 0 in each run (a
      * warmup run, a timed one), so --warmup and --repeat add no step. */
     if (fault.device >= ndevices)
-        return mgpu_fail(MGPU_ERR_USAGE, "MGPU_INJECT_FAULT: device %d is not in this run "
-                                         "(accepted: DEVICE from 0 to %d, one of the %d "
-                                         "device%s)",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "MGPU_INJECT_FAULT: device %d is not in this run "
+                         "(accepted: DEVICE from 0 to %d, one of the %d "
+                         "device%s)",
                          fault.device, ndevices - 1, ndevices, ndevices == 1 ? "" : "s");
     if (fault.step >= steps)
-        return mgpu_fail(MGPU_ERR_USAGE, "MGPU_INJECT_FAULT: step %lld never runs "
-                                         "(accepted: STEP from 0 to %lld, as --steps=%lld; "
-                                         "each run counts its steps from 0)",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "MGPU_INJECT_FAULT: step %lld never runs "
+                         "(accepted: STEP from 0 to %lld, as --steps=%lld; "
+                         "each run counts its steps from 0)",
                          fault.step, steps - 1, steps);
     return MGPU_OK;
 }
@@ -74,8 +77,8 @@ mgpu_status mgpu_fault_check(int part, long long step)
     int wanted;
     MGPU_TRY(fault_requested(&wanted));
     if (wanted && part == fault.device && step == fault.step)
-        return mgpu_fail(MGPU_ERR_FAULT, "device %d failed at step %lld (MGPU_INJECT_FAULT)",
-                         part, step);
+        return mgpu_fail(MGPU_ERR_FAULT, "device %d failed at step %lld (MGPU_INJECT_FAULT)", part,
+                         step);
     return MGPU_OK;
 }
 

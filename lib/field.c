@@ -25,8 +25,8 @@ static float uniform01(uint64_t seed, uint64_t cell)
     return (float) (mix64(seed ^ mix64(cell)) >> 40) * (1.0f / 16777216.0f);
 }
 
-float mgpu_field_initial(mgpu_kernel kernel, long long nx, long long ny, long long i,
-                         long long j, uint64_t seed)
+float mgpu_field_initial(mgpu_kernel kernel, long long nx, long long ny, long long i, long long j,
+                         uint64_t seed)
 {
     if (kernel == MGPU_KERNEL_JACOBI) {
         /* Top and bottom rows are periodic images of the last and first

@@ -19,8 +19,9 @@ struct mgpu_graph {
 /* The host backend runs work as it is issued: there is nothing to record. */
 static mgpu_status no_graphs(void)
 {
-    return mgpu_fail(MGPU_ERR_UNSUPPORTED, "CUDA graphs need the CUDA backend (the %s backend "
-                                           "runs work as it is issued)",
+    return mgpu_fail(MGPU_ERR_UNSUPPORTED,
+                     "CUDA graphs need the CUDA backend (the %s backend "
+                     "runs work as it is issued)",
                      mgpu_backend_name(mgpu_backend_active()));
 }
 

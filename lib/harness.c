@@ -90,8 +90,9 @@ static mgpu_status resolve_devices(const mgpu_options *opt, int *ndevices)
     int available = mgpu_devices_available();
     *ndevices = opt->devices ? opt->devices : available;
     if (*ndevices > available)
-        return mgpu_fail(MGPU_ERR_USAGE, "--devices: %d asked, but %d %s device%s exist "
-                                         "(accepted: 1 to %d)",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "--devices: %d asked, but %d %s device%s exist "
+                         "(accepted: 1 to %d)",
                          *ndevices, available, mgpu_backend_name(mgpu_backend_active()),
                          available == 1 ? "" : "s", available);
     mgpu_slab slabs[MGPU_MAX_DEVICES];
@@ -214,8 +215,7 @@ static mgpu_status part_rows(const harness *h, mgpu_slab *slabs, float **rows)
  * exchanges alone, one device when --baseline, the device time of a step
  * and the copy ceiling; the final field into FIELD (when not NULL, on the
  * process that prints). */
-static mgpu_status measure(harness *h, mgpu_record *record, mgpu_progress *progress,
-                           float *field)
+static mgpu_status measure(harness *h, mgpu_record *record, mgpu_progress *progress, float *field)
 {
     const mgpu_options *opt = &h->opt;
     const mgpu_group *g = h->group;
@@ -246,13 +246,18 @@ static mgpu_status measure(harness *h, mgpu_record *record, mgpu_progress *progr
      * group each process measures its own device, once, after the runs. */
     size_t field_bytes = (size_t) opt->nx * (size_t) opt->ny * sizeof(float);
     double ceiling_before = 0.0;
-    if (status == MGPU_OK && !g && !h->program->forks &&
-        mgpu_backend_active() == MGPU_BACKEND_CUDA)
+    if (status == MGPU_OK && !g && !h->program->forks && mgpu_backend_active() == MGPU_BACKEND_CUDA)
         status = mgpu_copy_ceiling(ndevices, field_bytes, &ceiling_before);
 
-    mgpu_run run = {.opt = opt, .ndevices = ndevices, .compute = 1, .warmup = opt->warmup,
-                    .repeats = opt->repeat, .field = g ? rows : field, .record = record,
-                    .binding = &binding, .progress = progress};
+    mgpu_run run = {.opt = opt,
+                    .ndevices = ndevices,
+                    .compute = 1,
+                    .warmup = opt->warmup,
+                    .repeats = opt->repeat,
+                    .field = g ? rows : field,
+                    .record = record,
+                    .binding = &binding,
+                    .progress = progress};
     if (status == MGPU_OK)
         status = timed(h, &run, NULL, &record->time);
     if (status == MGPU_OK && h->program->binds_workers) {
@@ -266,8 +271,13 @@ static mgpu_status measure(harness *h, mgpu_record *record, mgpu_progress *progr
     bool exchanges = ndevices > 1 || opt->kernel == MGPU_KERNEL_JACOBI;
     if (status == MGPU_OK && exchanges) {
         mgpu_stats alone;
-        mgpu_run ex = {.opt = opt, .ndevices = ndevices, .compute = 0, .warmup = 1,
-                       .repeats = opt->repeat, .record = record, .progress = progress};
+        mgpu_run ex = {.opt = opt,
+                       .ndevices = ndevices,
+                       .compute = 0,
+                       .warmup = 1,
+                       .repeats = opt->repeat,
+                       .record = record,
+                       .progress = progress};
         status = timed(h, &ex, "exchanges alone", &alone);
         record->exchange_s = alone.median;
     } else if (status == MGPU_OK) {
@@ -276,8 +286,12 @@ static mgpu_status measure(harness *h, mgpu_record *record, mgpu_progress *progr
     if (status == MGPU_OK && opt->baseline) {
         mgpu_stats one = record->time;
         if (ndevices > 1) {
-            mgpu_run base = {.opt = opt, .ndevices = 1, .compute = 1, .warmup = opt->warmup,
-                             .repeats = opt->repeat, .progress = progress};
+            mgpu_run base = {.opt = opt,
+                             .ndevices = 1,
+                             .compute = 1,
+                             .warmup = opt->warmup,
+                             .repeats = opt->repeat,
+                             .progress = progress};
             status = timed(h, &base, "1 device", &one);
         }
         record->baseline_s = one.median;
@@ -365,8 +379,8 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
     return mgpu_stdout_close(program, run_program(&h, argc, argv));
 }
 
-int mgpu_group_main(const mgpu_program *program, const mgpu_group *group, int argc,
-                    char **argv, mgpu_strategy_fn strategy, void *ctx)
+int mgpu_group_main(const mgpu_program *program, const mgpu_group *group, int argc, char **argv,
+                    mgpu_strategy_fn strategy, void *ctx)
 {
     harness h = {.program = program, .group = group, .strategy = strategy, .ctx = ctx};
     int code = run_program(&h, argc, argv);

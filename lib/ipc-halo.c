@@ -51,12 +51,15 @@ struct mgpu_ipc_halo {
     int part, device;
     mgpu_barrier_fn barrier;
     void *ctx;
-    mgpu_event *done[2]; /* recorded after each cycle, by its exchange's parity */
-    mgpu_event *pulled;  /* recorded after this part's pulls */
+    mgpu_event *done[2];          /* recorded after each cycle, by its exchange's parity */
+    mgpu_event *pulled;           /* recorded after this part's pulls */
     peer peers[MGPU_MAX_DEVICES]; /* indexed by part; only the neighbours' open */
 };
 
-static mgpu_stream *stream_of(const mgpu_ipc_halo *h) { return mgpu_stencil_stream(h->st, h->part); }
+static mgpu_stream *stream_of(const mgpu_ipc_halo *h)
+{
+    return mgpu_stencil_stream(h->st, h->part);
+}
 
 mgpu_status mgpu_ipc_halo_create(mgpu_ipc_halo **halo, mgpu_stencil *st, int part,
                                  mgpu_barrier_fn barrier, void *ctx, mgpu_ipc_part *mine)
@@ -75,8 +78,8 @@ mgpu_status mgpu_ipc_halo_create(mgpu_ipc_halo **halo, mgpu_stencil *st, int par
      * the one mgpu_stencil_buffer_index names for the step. */
     mine->device = h->device;
     for (int b = 0; b < 2; b++) {
-        MGPU_TRY(mgpu_ipc_memory_handle(h->device, mgpu_stencil_buffer(st, part, b),
-                                        &mine->buffer[b]));
+        MGPU_TRY(
+            mgpu_ipc_memory_handle(h->device, mgpu_stencil_buffer(st, part, b), &mine->buffer[b]));
         MGPU_TRY(mgpu_ipc_event_create(h->device, &h->done[b], &mine->done[b]));
     }
     return mgpu_ipc_event_create(h->device, &h->pulled, &mine->pulled);
@@ -97,9 +100,10 @@ mgpu_status mgpu_ipc_halo_connect(mgpu_ipc_halo *h, const mgpu_ipc_part *parts)
         if (parts[n].device != h->device)
             MGPU_TRY(mgpu_peer_can_access(h->device, parts[n].device, &can));
         if (!can)
-            return mgpu_fail(MGPU_ERR_USAGE, "--exchange=ipc: device %d cannot access device "
-                                             "%d's memory (no peer access); use "
-                                             "--exchange=staged",
+            return mgpu_fail(MGPU_ERR_USAGE,
+                             "--exchange=ipc: device %d cannot access device "
+                             "%d's memory (no peer access); use "
+                             "--exchange=staged",
                              h->device, parts[n].device);
         peer *pr = &h->peers[n];
         for (int b = 0; b < 2; b++) {
@@ -153,8 +157,7 @@ static mgpu_status pull(mgpu_ipc_halo *h, long long step)
                                    mgpu_stencil_block_bytes(st), stream_of(h)));
     }
     /* Only a second pass before the next exchange waits for the pulls. */
-    return mgpu_stencil_rewrites_edges(st) ? mgpu_event_record(h->pulled, stream_of(h))
-                                           : MGPU_OK;
+    return mgpu_stencil_rewrites_edges(st) ? mgpu_event_record(h->pulled, stream_of(h)) : MGPU_OK;
 }
 
 mgpu_status mgpu_ipc_halo_exchange(mgpu_ipc_halo *h, long long step)
@@ -187,8 +190,7 @@ mgpu_status mgpu_ipc_halo_computed(mgpu_ipc_halo *h, long long step)
     if (mgpu_stencil_exchanges_at(st, step) && mgpu_stencil_rewrites_edges(st))
         MGPU_TRY(wait_for_pulls(h));
     if (mgpu_stencil_exchanges_at(st, step + 1))
-        MGPU_TRY(mgpu_event_record(h->done[mgpu_stencil_exchange_parity(st, step)],
-                                   stream_of(h)));
+        MGPU_TRY(mgpu_event_record(h->done[mgpu_stencil_exchange_parity(st, step)], stream_of(h)));
     return MGPU_OK;
 }
 

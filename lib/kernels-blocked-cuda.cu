@@ -107,8 +107,7 @@ __global__ void __launch_bounds__(WARPS * 32) blocked_kernel(blocked_band b)
             cols<VEC> r = compute_row<K, VEC>(lane, behind[k - 1], centre[k - 1], 0.0f, fresh);
             if (k < T) { // the stored level writes only interior columns anyway
                 const long long i = p - k;
-                const bool fixed_row =
-                    (fixed_top && i == b.r0 - 1) || (fixed_bottom && i == b.r1);
+                const bool fixed_row = (fixed_top && i == b.r0 - 1) || (fixed_bottom && i == b.r1);
                 const unsigned keep = fixed_row ? ~0u : boundary;
 #pragma unroll
                 for (int q = 0; q < VEC; q++)
@@ -138,9 +137,8 @@ long long blocked_strip(long long rows, long long col_blocks, int t, int sms)
 }
 
 template <mgpu_kernel K, int T, int VEC, int WARPS>
-cudaError_t launch_blocked(const float *in, float *out, long long nx, size_t pitch,
-                           long long r0, long long r1, unsigned fixed, long long strip,
-                           cudaStream_t s)
+cudaError_t launch_blocked(const float *in, float *out, long long nx, size_t pitch, long long r0,
+                           long long r1, unsigned fixed, long long strip, cudaStream_t s)
 {
     using tile = blocked_tile<T, VEC>;
     const long long tiles = (nx - 1 + tile::stride - 1) / tile::stride; // columns [0, nx-1)
@@ -189,13 +187,20 @@ cudaError_t launch_blocked_steps(const float *in, float *out, long long nx, size
                                  cudaStream_t s)
 {
     switch (steps) {
-    case 2: return launch_blocked_aligned<K, 2>(in, out, nx, pitch, r0, r1, fixed, s);
-    case 3: return launch_blocked_aligned<K, 3>(in, out, nx, pitch, r0, r1, fixed, s);
-    case 4: return launch_blocked_aligned<K, 4>(in, out, nx, pitch, r0, r1, fixed, s);
-    case 5: return launch_blocked_aligned<K, 5>(in, out, nx, pitch, r0, r1, fixed, s);
-    case 6: return launch_blocked_aligned<K, 6>(in, out, nx, pitch, r0, r1, fixed, s);
-    case 7: return launch_blocked_aligned<K, 7>(in, out, nx, pitch, r0, r1, fixed, s);
-    case 8: return launch_blocked_aligned<K, 8>(in, out, nx, pitch, r0, r1, fixed, s);
+    case 2:
+        return launch_blocked_aligned<K, 2>(in, out, nx, pitch, r0, r1, fixed, s);
+    case 3:
+        return launch_blocked_aligned<K, 3>(in, out, nx, pitch, r0, r1, fixed, s);
+    case 4:
+        return launch_blocked_aligned<K, 4>(in, out, nx, pitch, r0, r1, fixed, s);
+    case 5:
+        return launch_blocked_aligned<K, 5>(in, out, nx, pitch, r0, r1, fixed, s);
+    case 6:
+        return launch_blocked_aligned<K, 6>(in, out, nx, pitch, r0, r1, fixed, s);
+    case 7:
+        return launch_blocked_aligned<K, 7>(in, out, nx, pitch, r0, r1, fixed, s);
+    case 8:
+        return launch_blocked_aligned<K, 8>(in, out, nx, pitch, r0, r1, fixed, s);
     }
     return cudaErrorInvalidValue;
 }
@@ -216,11 +221,11 @@ extern "C" cudaError_t mgpu_cuda_stencil_rows_blocked(mgpu_kernel kernel, const 
         return mgpu_cuda_stencil_rows(kernel, in, out, nx, pitch, r0, r1, NULL, NULL, s);
     switch (kernel) {
     case MGPU_KERNEL_PATTERN2D:
-        return launch_blocked_steps<MGPU_KERNEL_PATTERN2D>(in, out, nx, pitch, r0, r1, steps,
-                                                           fixed, s);
+        return launch_blocked_steps<MGPU_KERNEL_PATTERN2D>(in, out, nx, pitch, r0, r1, steps, fixed,
+                                                           s);
     case MGPU_KERNEL_JACOBI:
-        return launch_blocked_steps<MGPU_KERNEL_JACOBI>(in, out, nx, pitch, r0, r1, steps,
-                                                        fixed, s);
+        return launch_blocked_steps<MGPU_KERNEL_JACOBI>(in, out, nx, pitch, r0, r1, steps, fixed,
+                                                        s);
     }
     return cudaErrorInvalidValue;
 }

@@ -86,7 +86,7 @@ static void sweep_rows(const sweep *s, long long c0, long long c1)
                 dst[s->nx - 1] = src[s->nx - 1];
             }
             mgpu_row_host(s->kernel, level_row(s, k - 1, i - 1), level_row(s, k - 1, i),
-                             level_row(s, k - 1, i + 1), dst, s->nx);
+                          level_row(s, k - 1, i + 1), dst, s->nx);
         }
 }
 
@@ -99,8 +99,8 @@ static mgpu_status check_steps(int steps)
 }
 
 mgpu_status mgpu_stencil_rows_blocked_host(mgpu_kernel kernel, const float *in, float *out,
-                                           long long nx, size_t pitch, long long r0,
-                                           long long r1, int steps, unsigned fixed)
+                                           long long nx, size_t pitch, long long r0, long long r1,
+                                           int steps, unsigned fixed)
 {
     MGPU_TRY(check_steps(steps));
     if (r0 >= r1 || nx < 3)
@@ -138,15 +138,15 @@ mgpu_status mgpu_stencil_rows_blocked_host(mgpu_kernel kernel, const float *in, 
     return MGPU_OK;
 }
 
-mgpu_status mgpu_stencil_rows_blocked(mgpu_kernel kernel, const float *in, float *out,
-                                      long long nx, size_t pitch, long long r0, long long r1,
-                                      int steps, unsigned fixed, mgpu_stream *stream)
+mgpu_status mgpu_stencil_rows_blocked(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                                      size_t pitch, long long r0, long long r1, int steps,
+                                      unsigned fixed, mgpu_stream *stream)
 {
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
         MGPU_TRY(check_steps(steps));
-        MGPU_CUDA(mgpu_cuda_stencil_rows_blocked(kernel, in, out, nx, pitch, r0, r1, steps,
-                                                 fixed, mgpu_stream_cuda(stream)),
+        MGPU_CUDA(mgpu_cuda_stencil_rows_blocked(kernel, in, out, nx, pitch, r0, r1, steps, fixed,
+                                                 mgpu_stream_cuda(stream)),
                   stream ? mgpu_stream_device(stream) : -1);
         return MGPU_OK;
     }

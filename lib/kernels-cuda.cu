@@ -64,12 +64,10 @@ struct edge_rows {
 // its columns at LOAD_COL (see stencil_kernel) and stores them at COL; rows R0 and
 // R1-1 of the launch also go to EDGES.
 template <mgpu_kernel K, int VEC, bool DOWN>
-__device__ __forceinline__ void walk_strip(const float *__restrict__ in,
-                                           float *__restrict__ out, long long nx,
-                                           long long pitch, long long j0, long long j1,
-                                           long long r0, long long r1, edge_rows edges,
-                                           long long col, long long load_col, int lane,
-                                           bool whole, bool store_whole)
+__device__ __forceinline__ void
+walk_strip(const float *__restrict__ in, float *__restrict__ out, long long nx, long long pitch,
+           long long j0, long long j1, long long r0, long long r1, edge_rows edges, long long col,
+           long long load_col, int lane, bool whole, bool store_whole)
 {
     const long long step = DOWN ? pitch : -pitch;
     const long long first = DOWN ? j0 : j1 - 1;
@@ -112,8 +110,7 @@ __device__ __forceinline__ void walk_strip(const float *__restrict__ in,
 template <mgpu_kernel K, int VEC, bool RAGGED>
 __global__ void __launch_bounds__(stencil_block_max)
     stencil_kernel(const float *__restrict__ in, float *__restrict__ out, long long nx,
-                   long long pitch, long long r0, long long r1, long long strip,
-                   edge_rows edges)
+                   long long pitch, long long r0, long long r1, long long strip, edge_rows edges)
 {
     const int lane = threadIdx.x & 31;
     const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
@@ -125,11 +122,11 @@ __global__ void __launch_bounds__(stencil_block_max)
     // Whether all VEC outputs are interior columns, so one wide store writes them.
     const bool store_whole = col >= 1 && col + VEC <= nx - 1;
     if (blockIdx.y % 2 == 0)
-        walk_strip<K, VEC, true>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, load_col,
-                                 lane, whole, store_whole);
+        walk_strip<K, VEC, true>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, load_col, lane,
+                                 whole, store_whole);
     else
-        walk_strip<K, VEC, false>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, load_col,
-                                  lane, whole, store_whole);
+        walk_strip<K, VEC, false>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, load_col, lane,
+                                  whole, store_whole);
 }
 
 // ------------------------------------------------------------- the row copy
@@ -138,8 +135,7 @@ __global__ void __launch_bounds__(stencil_block_max)
 // aligned.  Either side may be a peer's memory or mapped host memory, where every
 // access crosses a link: a grid-stride loop keeps many accesses in flight.
 template <int VEC>
-__global__ void copy_row_kernel(float *__restrict__ dst, const float *__restrict__ src,
-                                long long n)
+__global__ void copy_row_kernel(float *__restrict__ dst, const float *__restrict__ src, long long n)
 {
     const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
     long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -196,8 +192,8 @@ cudaError_t resident_blocks(int *blocks)
 }
 
 template <mgpu_kernel K, int VEC>
-cudaError_t launch_stencil(const float *in, float *out, long long nx, size_t pitch,
-                           long long r0, long long r1, edge_rows edges, cudaStream_t s)
+cudaError_t launch_stencil(const float *in, float *out, long long nx, size_t pitch, long long r0,
+                           long long r1, edge_rows edges, cudaStream_t s)
 {
     const long long rows = r1 - r0;
     const long long groups = (nx + VEC - 1) / VEC;
@@ -268,16 +264,14 @@ extern "C" cudaError_t mgpu_cuda_stencil_rows(mgpu_kernel kernel, const float *i
     const edge_rows edges = {first_to, last_to};
     switch (kernel) {
     case MGPU_KERNEL_PATTERN2D:
-        return launch_stencil_kernel<MGPU_KERNEL_PATTERN2D>(in, out, nx, pitch, r0, r1, edges,
-                                                            s);
+        return launch_stencil_kernel<MGPU_KERNEL_PATTERN2D>(in, out, nx, pitch, r0, r1, edges, s);
     case MGPU_KERNEL_JACOBI:
         return launch_stencil_kernel<MGPU_KERNEL_JACOBI>(in, out, nx, pitch, r0, r1, edges, s);
     }
     return cudaErrorInvalidValue;
 }
 
-extern "C" cudaError_t mgpu_cuda_copy_row(float *dst, const float *src, long long n,
-                                          cudaStream_t s)
+extern "C" cudaError_t mgpu_cuda_copy_row(float *dst, const float *src, long long n, cudaStream_t s)
 {
     if (n <= 0)
         return cudaSuccess;

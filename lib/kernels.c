@@ -28,9 +28,9 @@ mgpu_status mgpu_stencil_rows(mgpu_kernel kernel, const float *in, float *out, l
     return mgpu_stencil_rows_sending(kernel, in, out, nx, pitch, r0, r1, NULL, NULL, stream);
 }
 
-mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float *out,
-                                      long long nx, size_t pitch, long long r0, long long r1,
-                                      float *first_to, float *last_to, mgpu_stream *stream)
+mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                                      size_t pitch, long long r0, long long r1, float *first_to,
+                                      float *last_to, mgpu_stream *stream)
 {
     if (r0 >= r1)
         return MGPU_OK;

@@ -10,8 +10,7 @@
 
 #include "measure.h"
 
-namespace
-{
+namespace {
 
 const int threads = 256;
 const long long max_blocks = 1024; // a grid-stride loop walks larger buffers

@@ -35,8 +35,8 @@ static void host_check(const unsigned char *p, size_t bytes, uint32_t seed, uint
     uint64_t first_word = offset / 4;
     for (size_t i = 0; i < nwords; i++) {
         const unsigned char *b = p + 4 * i;
-        uint32_t w =
-            (uint32_t) b[0] | (uint32_t) b[1] << 8 | (uint32_t) b[2] << 16 | (uint32_t) b[3] << 24;
+        uint32_t w = (uint32_t) b[0] | (uint32_t) b[1] << 8 | (uint32_t) b[2] << 16 |
+                     (uint32_t) b[3] << 24;
         if (w == mgpu_pattern_word(first_word + i, seed))
             continue;
         for (size_t k = 4 * i; k < 4 * i + 4; k++) {

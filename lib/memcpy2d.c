@@ -29,12 +29,11 @@ static void host_copy_2d(void *dst, size_t dpitch_bytes, const void *src, size_t
         return;
     }
     for (size_t r = 0; r < rows; r++)
-        memcpy((char *) dst + r * dpitch_bytes, (const char *) src + r * spitch_bytes,
-               width_bytes);
+        memcpy((char *) dst + r * dpitch_bytes, (const char *) src + r * spitch_bytes, width_bytes);
 }
 
-mgpu_status mgpu_memcpy_2d(void *dst, size_t dpitch_bytes, const void *src,
-                           size_t spitch_bytes, size_t width_bytes, size_t rows)
+mgpu_status mgpu_memcpy_2d(void *dst, size_t dpitch_bytes, const void *src, size_t spitch_bytes,
+                           size_t width_bytes, size_t rows)
 {
     if (rows == 0 || width_bytes == 0)
         return MGPU_OK;

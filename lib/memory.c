@@ -52,13 +52,14 @@ mgpu_status mgpu_malloc(int device, size_t bytes, void **ptr)
      * kernel would grant it and then page for minutes. */
     size_t capacity = mgpu_host_memory_bytes();
     if (capacity && bytes > capacity)
-        return mgpu_fail(MGPU_ERR_NOMEM, "allocation of %zu bytes on host device %d: more "
-                                         "than the %zu bytes of host memory", bytes, device,
-                         capacity);
+        return mgpu_fail(MGPU_ERR_NOMEM,
+                         "allocation of %zu bytes on host device %d: more "
+                         "than the %zu bytes of host memory",
+                         bytes, device, capacity);
     *ptr = host_aligned(bytes);
     if (!*ptr)
-        return mgpu_fail(MGPU_ERR_NOMEM, "allocation of %zu bytes on host device %d failed",
-                         bytes, device);
+        return mgpu_fail(MGPU_ERR_NOMEM, "allocation of %zu bytes on host device %d failed", bytes,
+                         device);
     return MGPU_OK;
 }
 
@@ -184,8 +185,8 @@ mgpu_status mgpu_memset(int device, void *ptr, int byte, size_t bytes)
     return MGPU_OK;
 }
 
-mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte,
-                           size_t width_bytes, size_t rows)
+mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte, size_t width_bytes,
+                           size_t rows)
 {
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
@@ -202,8 +203,8 @@ mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte,
 mgpu_status mgpu_mul_size(size_t count, size_t size, size_t *bytes)
 {
     if (size != 0 && count > SIZE_MAX / size)
-        return mgpu_fail(MGPU_ERR_USAGE, "%zu items of %zu bytes overflow the address space",
-                         count, size);
+        return mgpu_fail(MGPU_ERR_USAGE, "%zu items of %zu bytes overflow the address space", count,
+                         size);
     *bytes = count * size;
     return MGPU_OK;
 }

@@ -46,33 +46,33 @@ static inline bool mgpu_on_cuda(void) { return mgpu_backend_active() == MGPU_BAC
  * this macro. */
 mgpu_status mgpu_cuda_fail(cudaError_t err, const char *call, int device, const char *file,
                            int line);
-#define MGPU_CUDA(call, device)                                                         \
-    do {                                                                                \
-        cudaError_t mgpu_err_ = (call);                                                 \
-        if (mgpu_err_ != cudaSuccess)                                                   \
-            return mgpu_cuda_fail(mgpu_err_, #call, (device), __FILE__, __LINE__);      \
+#define MGPU_CUDA(call, device)                                                    \
+    do {                                                                           \
+        cudaError_t mgpu_err_ = (call);                                            \
+        if (mgpu_err_ != cudaSuccess)                                              \
+            return mgpu_cuda_fail(mgpu_err_, #call, (device), __FILE__, __LINE__); \
     } while (0)
 /* The same, for code that must clean up: sets STATUS and jumps to LABEL. */
-#define MGPU_CUDA_GOTO(call, device, status, label)                                     \
-    do {                                                                                \
-        cudaError_t mgpu_err_ = (call);                                                 \
-        if (mgpu_err_ != cudaSuccess) {                                                 \
-            (status) = mgpu_cuda_fail(mgpu_err_, #call, (device), __FILE__, __LINE__);  \
-            goto label;                                                                 \
-        }                                                                               \
+#define MGPU_CUDA_GOTO(call, device, status, label)                                    \
+    do {                                                                               \
+        cudaError_t mgpu_err_ = (call);                                                \
+        if (mgpu_err_ != cudaSuccess) {                                                \
+            (status) = mgpu_cuda_fail(mgpu_err_, #call, (device), __FILE__, __LINE__); \
+            goto label;                                                                \
+        }                                                                              \
     } while (0)
 
 /* Run CALL (a CUDA call) with DEVICE current, then restore the caller's
  * device, returning a status on failure: for calls that act on the current
  * device, made by library functions that take a device argument. */
-#define MGPU_CUDA_ON(device, call)                                                      \
-    do {                                                                                \
-        int mgpu_previous_;                                                             \
-        MGPU_CUDA(cudaGetDevice(&mgpu_previous_), -1);                                  \
-        MGPU_CUDA(cudaSetDevice(device), (device));                                     \
-        cudaError_t mgpu_call_err_ = (call);                                            \
-        MGPU_CUDA(cudaSetDevice(mgpu_previous_), mgpu_previous_);                       \
-        MGPU_CUDA(mgpu_call_err_, (device));                                            \
+#define MGPU_CUDA_ON(device, call)                                \
+    do {                                                          \
+        int mgpu_previous_;                                       \
+        MGPU_CUDA(cudaGetDevice(&mgpu_previous_), -1);            \
+        MGPU_CUDA(cudaSetDevice(device), (device));               \
+        cudaError_t mgpu_call_err_ = (call);                      \
+        MGPU_CUDA(cudaSetDevice(mgpu_previous_), mgpu_previous_); \
+        MGPU_CUDA(mgpu_call_err_, (device));                      \
     } while (0)
 
 /* The CUDA stream behind an mgpu stream (NULL: the legacy default stream). */
@@ -114,20 +114,19 @@ size_t mgpu_host_cache_bytes(void);
  * when GPU, else the host) of a device whose last cache holds CACHE_BYTES
  * (0: unknown) and FREE_BYTES are free (0: unknown), for a grid of
  * FIELD_BYTES per buffer; 0 when the ceiling is not to be measured. */
-size_t mgpu_copy_ceiling_bytes(int gpu, size_t cache_bytes, size_t field_bytes,
-                               size_t free_bytes);
+size_t mgpu_copy_ceiling_bytes(int gpu, size_t cache_bytes, size_t field_bytes, size_t free_bytes);
 
 /* Set WIDTH_BYTES of each of ROWS rows, PITCH_BYTES apart, to BYTE; done
  * on return. */
-mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte,
-                           size_t width_bytes, size_t rows);
+mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte, size_t width_bytes,
+                           size_t rows);
 
 /* Copy ROWS rows of WIDTH_BYTES from SRC (rows SPITCH_BYTES apart) to DST
  * (rows DPITCH_BYTES apart), between any host and device memory: returning
  * when done, or on STREAM (host backend: at once).  A width larger than a
  * pitch is MGPU_ERR_USAGE.  In memcpy2d.c. */
-mgpu_status mgpu_memcpy_2d(void *dst, size_t dpitch_bytes, const void *src,
-                           size_t spitch_bytes, size_t width_bytes, size_t rows);
+mgpu_status mgpu_memcpy_2d(void *dst, size_t dpitch_bytes, const void *src, size_t spitch_bytes,
+                           size_t width_bytes, size_t rows);
 mgpu_status mgpu_memcpy_2d_async(void *dst, size_t dpitch_bytes, const void *src,
                                  size_t spitch_bytes, size_t width_bytes, size_t rows,
                                  mgpu_stream *stream);

@@ -67,11 +67,11 @@ int mgpu_exit_code(mgpu_status status);
 
 /* Return the status of EXPR from the calling function unless it is MGPU_OK:
  * the one line that turns a chain of library calls into early returns. */
-#define MGPU_TRY(expr)                                                                  \
-    do {                                                                                \
-        mgpu_status mgpu_try_status_ = (expr);                                          \
-        if (mgpu_try_status_ != MGPU_OK)                                                \
-            return mgpu_try_status_;                                                    \
+#define MGPU_TRY(expr)                         \
+    do {                                       \
+        mgpu_status mgpu_try_status_ = (expr); \
+        if (mgpu_try_status_ != MGPU_OK)       \
+            return mgpu_try_status_;           \
     } while (0)
 
 /* A program's own failure (an operating-system call, a combination of
@@ -107,9 +107,9 @@ void mgpu_names_join(char *buf, size_t size, const char *const *names, unsigned 
 
 /* ----------------------------------------------------------------- backend */
 
-#define MGPU_BACKEND_MAP(X)                                                             \
-    X(AUTO, "auto") /* cuda where a device is usable, else host */                      \
-    X(CUDA, "cuda")                                                                     \
+#define MGPU_BACKEND_MAP(X)                                        \
+    X(AUTO, "auto") /* cuda where a device is usable, else host */ \
+    X(CUDA, "cuda")                                                \
     X(HOST, "host")
 
 typedef enum mgpu_backend {
@@ -148,7 +148,7 @@ typedef struct mgpu_device_info {
     int multiprocessors;
     int cc_major, cc_minor;
     int pci_domain, pci_bus, pci_device;
-    double peak_gbps; /* memory clock x bus width, 0 when unknown */
+    double peak_gbps;   /* memory clock x bus width, 0 when unknown */
     size_t cache_bytes; /* the last cache before its memory: a GPU's L2, the
                            host's last-level cache; 0 when unknown */
 } mgpu_device_info;
@@ -173,7 +173,7 @@ mgpu_status mgpu_malloc(int device, size_t bytes, void **ptr);
 void mgpu_free(int device, void *ptr);
 
 enum {
-    MGPU_HOST_PINNED = 0,    /* page-locked host memory */
+    MGPU_HOST_PINNED = 0,     /* page-locked host memory */
     MGPU_HOST_MAPPED = 1 << 0 /* also mapped into every device (zero-copy) */
 };
 mgpu_status mgpu_host_alloc(size_t bytes, unsigned flags, void **ptr);
@@ -236,15 +236,14 @@ typedef enum mgpu_copy_path { MGPU_PATH_PEER, MGPU_PATH_STAGED } mgpu_copy_path;
 /* Copy BYTES between two devices by the best path: peer when the pair has
  * peer access (enabled here), staged through STAGING otherwise.  *PATH says
  * which was taken; it may be NULL. */
-mgpu_status mgpu_copy_device_to_device(void *dst, int dst_device, const void *src,
-                                       int src_device, size_t bytes, void *staging,
-                                       mgpu_copy_path *path);
+mgpu_status mgpu_copy_device_to_device(void *dst, int dst_device, const void *src, int src_device,
+                                       size_t bytes, void *staging, mgpu_copy_path *path);
 
 /* ----------------------------------------------------------------- kernels */
 
-#define MGPU_KERNEL_MAP(X)                                                              \
-    X(PATTERN2D, "pattern2d") /* the book's pattern2d; boundary ring 0 */               \
-    /* 5-point Jacobi; left/right columns fixed, top/bottom periodic */                 \
+#define MGPU_KERNEL_MAP(X)                                                \
+    X(PATTERN2D, "pattern2d") /* the book's pattern2d; boundary ring 0 */ \
+    /* 5-point Jacobi; left/right columns fixed, top/bottom periodic */   \
     X(JACOBI, "jacobi")
 
 typedef enum mgpu_kernel {
@@ -276,9 +275,9 @@ mgpu_status mgpu_stencil_rows(mgpu_kernel kernel, const float *in, float *out, l
  * buffer the step writes, which may be a peer's memory.  This is exchange mode
  * direct folded into the step: the halos travel without a launch of their
  * own.  Only the interior cells of those rows are stored. */
-mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float *out,
-                                      long long nx, size_t pitch, long long r0, long long r1,
-                                      float *first_to, float *last_to, mgpu_stream *stream);
+mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                                      size_t pitch, long long r0, long long r1, float *first_to,
+                                      float *last_to, mgpu_stream *stream);
 
 /* Temporal blocking: STEPS steps of rows [R0, R1) in one pass over memory.
  *
@@ -302,11 +301,11 @@ mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float
 #define MGPU_HALO_MAX 1024
 enum { MGPU_ROWS_FIXED_TOP = 1, MGPU_ROWS_FIXED_BOTTOM = 2 };
 mgpu_status mgpu_stencil_rows_blocked_host(mgpu_kernel kernel, const float *in, float *out,
-                                           long long nx, size_t pitch, long long r0,
-                                           long long r1, int steps, unsigned fixed);
-mgpu_status mgpu_stencil_rows_blocked(mgpu_kernel kernel, const float *in, float *out,
-                                      long long nx, size_t pitch, long long r0, long long r1,
-                                      int steps, unsigned fixed, mgpu_stream *stream);
+                                           long long nx, size_t pitch, long long r0, long long r1,
+                                           int steps, unsigned fixed);
+mgpu_status mgpu_stencil_rows_blocked(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                                      size_t pitch, long long r0, long long r1, int steps,
+                                      unsigned fixed, mgpu_stream *stream);
 
 /* Copy one row of N floats from SRC to DST with a kernel on STREAM's device;
  * either pointer may be a peer's memory or mapped host memory. */
@@ -316,8 +315,8 @@ mgpu_status mgpu_copy_row_kernel(float *dst, const float *src, long long n, mgpu
 
 /* The initial field for cell (i, j) of an NX x NY grid: deterministic from
  * SEED, values in [0,1) inside, the kernel's boundary on the edge. */
-float mgpu_field_initial(mgpu_kernel kernel, long long nx, long long ny, long long i,
-                         long long j, uint64_t seed);
+float mgpu_field_initial(mgpu_kernel kernel, long long nx, long long ny, long long i, long long j,
+                         uint64_t seed);
 /* Rows [ROW0, ROW0+NROWS) of the initial field into ROWS, PITCH floats apart. */
 void mgpu_field_initial_rows(float *rows, size_t pitch, mgpu_kernel kernel, long long nx,
                              long long ny, long long row0, long long nrows, uint64_t seed);
@@ -379,23 +378,23 @@ enum {
  * name is known in every build (--exchange=name where it is not built says
  * which modes are), but only a build with FLAG offers it.  FLAG is read
  * where MGPU_EXCHANGES_OF is, in a program's file, after config.h. */
-#define MGPU_EXCHANGE_MAP(X, A)                                                         \
-    /* peer-async where every pair has peer access, staged otherwise */                 \
-    X(A, AUTO, "auto", 0)                                                               \
-    /* cudaMemcpyPeer */                                                                \
-    X(A, PEER, "peer", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS)                            \
-    /* cudaMemcpyPeerAsync on the part's stream */                                      \
-    X(A, PEER_ASYNC, "peer-async", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS)                \
-    /* through pinned host memory (fork: shared memory; mpi: host buffers) */           \
-    X(A, STAGED, "staged", MGPU_BY_IN_PROCESS | MGPU_BY_FORK | MGPU_BY_MPI)             \
-    /* a kernel writes the neighbour's halo */                                          \
-    X(A, DIRECT, "direct", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS | MGPU_BY_PERSISTENT)   \
-    /* through zero-copy mapped host memory */                                          \
-    X(A, MAPPED, "mapped", MGPU_BY_IN_PROCESS)                                          \
-    /* between processes: CUDA IPC */                                                   \
-    X(A, IPC, "ipc", MGPU_BY_FORK | MGPU_BY_MPI)                                        \
-    /* between ranks: MPI */                                                            \
-    X(A, MPI, "mpi", MGPU_BY_MPI)                                                       \
+#define MGPU_EXCHANGE_MAP(X, A)                                                        \
+    /* peer-async where every pair has peer access, staged otherwise */                \
+    X(A, AUTO, "auto", 0)                                                              \
+    /* cudaMemcpyPeer */                                                               \
+    X(A, PEER, "peer", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS)                           \
+    /* cudaMemcpyPeerAsync on the part's stream */                                     \
+    X(A, PEER_ASYNC, "peer-async", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS)               \
+    /* through pinned host memory (fork: shared memory; mpi: host buffers) */          \
+    X(A, STAGED, "staged", MGPU_BY_IN_PROCESS | MGPU_BY_FORK | MGPU_BY_MPI)            \
+    /* a kernel writes the neighbour's halo */                                         \
+    X(A, DIRECT, "direct", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS | MGPU_BY_PERSISTENT)  \
+    /* through zero-copy mapped host memory */                                         \
+    X(A, MAPPED, "mapped", MGPU_BY_IN_PROCESS)                                         \
+    /* between processes: CUDA IPC */                                                  \
+    X(A, IPC, "ipc", MGPU_BY_FORK | MGPU_BY_MPI)                                       \
+    /* between ranks: MPI */                                                           \
+    X(A, MPI, "mpi", MGPU_BY_MPI)                                                      \
     /* ncclSend/ncclRecv, a communicator per part (a build without NCCL refuses it) */ \
     X(A, NCCL, "nccl", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS | MGPU_BY_FORK | MGPU_BY_MPI)
 
@@ -403,7 +402,7 @@ typedef enum mgpu_exchange {
 #define MGPU_EXCHANGE_VALUE_(a, suffix, name, by) MGPU_EXCHANGE_##suffix,
     MGPU_EXCHANGE_MAP(MGPU_EXCHANGE_VALUE_, )
 #undef MGPU_EXCHANGE_VALUE_
-    MGPU_EXCHANGE_COUNT
+        MGPU_EXCHANGE_COUNT
 } mgpu_exchange;
 extern const char *const mgpu_exchange_names[];
 
@@ -413,7 +412,7 @@ const char *mgpu_exchange_name(mgpu_exchange exchange);
 /* The modes that programs BY implement (a constant, for mgpu_program's
  * exchanges): those whose row names one of BY. */
 #define MGPU_EXCHANGES_OF(by) (0u MGPU_EXCHANGE_MAP(MGPU_EXCHANGE_IF_BY_, by))
-#define MGPU_EXCHANGE_IF_BY_(wanted, suffix, name, by)                                  \
+#define MGPU_EXCHANGE_IF_BY_(wanted, suffix, name, by) \
     | (((by) & (wanted)) ? MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_##suffix) : 0u)
 /* BY where FLAG is defined to 1, else 0 (FLAG undefined, or 0): the BY of
  * a mode that only some builds have.  (The name MGPU_BUILT_##FLAG is a
@@ -429,19 +428,18 @@ typedef struct mgpu_stencil_desc {
     mgpu_kernel kernel;
     mgpu_exchange exchange; /* AUTO is resolved by mgpu_stencil_create */
     uint64_t seed;
-    int nparts;             /* parts of the whole grid */
-    int first_part;         /* the parts this process holds: */
-    int local_parts;        /* [first_part, first_part+local_parts); 0 = all */
-    const int *devices;     /* device of each part; NULL: part p on device p */
-    int halo;               /* halo rows a side, exchanged every HALO steps; 0: 1 */
-    int time_block;         /* steps per pass over memory, at most HALO; 0: auto */
-    long long steps;        /* steps of a run, where passes end; 0: unbounded */
+    int nparts;         /* parts of the whole grid */
+    int first_part;     /* the parts this process holds: */
+    int local_parts;    /* [first_part, first_part+local_parts); 0 = all */
+    const int *devices; /* device of each part; NULL: part p on device p */
+    int halo;           /* halo rows a side, exchanged every HALO steps; 0: 1 */
+    int time_block;     /* steps per pass over memory, at most HALO; 0: auto */
+    long long steps;    /* steps of a run, where passes end; 0: unbounded */
     /* nccl: the communicator's id, the same in every process that holds
      * parts (mgpu_nccl_id_create in one, handed to the others); NULL where
      * this process holds every part, which then makes one itself. */
     const struct mgpu_nccl_id *nccl_id;
 } mgpu_stencil_desc;
-
 
 typedef struct mgpu_stencil mgpu_stencil;
 
@@ -495,8 +493,8 @@ mgpu_status mgpu_stencil_compute(mgpu_stencil *stencil, int part, long long step
 mgpu_status mgpu_stencil_send_begin(mgpu_stencil *stencil);
 mgpu_status mgpu_stencil_send_end(mgpu_stencil *stencil);
 /* Compute only slab rows [R0, R1) (global row numbers) on STREAM. */
-mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *stencil, int part, long long step,
-                                      long long r0, long long r1, mgpu_stream *stream);
+mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *stencil, int part, long long step, long long r0,
+                                      long long r1, mgpu_stream *stream);
 mgpu_status mgpu_stencil_synchronize(mgpu_stencil *stencil, int part);
 /* After a failure, before waiting for anything: stop the work on the local
  * parts' streams that may wait for a part that will never send (mode nccl:
@@ -555,8 +553,7 @@ int mgpu_stencil_below(const mgpu_stencil *stencil, int part);
 mgpu_status mgpu_stencil_gather(mgpu_stencil *stencil, int part, long long steps, float *field);
 /* The same rows alone into ROWS, nx floats apart, the slab's first row at
  * ROWS: for a process that holds one part of a field gathered elsewhere. */
-mgpu_status mgpu_stencil_gather_rows(mgpu_stencil *stencil, int part, long long steps,
-                                     float *rows);
+mgpu_status mgpu_stencil_gather_rows(mgpu_stencil *stencil, int part, long long steps, float *rows);
 /* Every part this process holds gathered into FIELD, and the outer rows
  * made (mgpu_field_fill_halo_rows): the final field a strategy that holds
  * all parts leaves in mgpu_run's FIELD. */

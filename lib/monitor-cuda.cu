@@ -74,9 +74,8 @@ __device__ void compute_rows(const mgpu_persistent_desc &d, const float *in, flo
         const float *north = row - pitch, *south = row + pitch;
         float *dst = out + j * pitch;
         for (long long i = 1 + threadIdx.x; i < nx - 1; i += blockDim.x)
-            dst[i] = cell_rule<K>::apply(__ldcg(row + i), __ldcg(row + i - 1),
-                                         __ldcg(row + i + 1), __ldcg(north + i),
-                                         __ldcg(south + i));
+            dst[i] = cell_rule<K>::apply(__ldcg(row + i), __ldcg(row + i - 1), __ldcg(row + i + 1),
+                                         __ldcg(north + i), __ldcg(south + i));
     }
 }
 
@@ -195,8 +194,7 @@ cudaError_t load_kernels()
 
 } // namespace
 
-extern "C" cudaError_t mgpu_cuda_persistent_launch(const mgpu_persistent_desc *desc,
-                                                   cudaStream_t s)
+extern "C" cudaError_t mgpu_cuda_persistent_launch(const mgpu_persistent_desc *desc, cudaStream_t s)
 {
     switch (desc->kernel) {
     case MGPU_KERNEL_PATTERN2D:

@@ -12,8 +12,9 @@
  * before the next call, so there is nothing running to watch. */
 static mgpu_status host_has_none(const char *what)
 {
-    return mgpu_fail(MGPU_ERR_UNSUPPORTED, "%s needs the CUDA backend: the %s backend runs "
-                                           "each kernel to its end before going on",
+    return mgpu_fail(MGPU_ERR_UNSUPPORTED,
+                     "%s needs the CUDA backend: the %s backend runs "
+                     "each kernel to its end before going on",
                      what, mgpu_backend_name(mgpu_backend_active()));
 }
 
@@ -22,8 +23,9 @@ mgpu_status mgpu_persistent_launch(const mgpu_persistent_desc *desc, mgpu_stream
     /* The counters are ints: steps must fit. */
     if (desc->nx < 3 || desc->rows < 1 || desc->steps < 1 || desc->steps > INT_MAX ||
         !desc->counters || !desc->signal)
-        return mgpu_fail(MGPU_ERR_USAGE, "persistent kernel: %lld x %lld rows, %lld steps "
-                                         "(at most %d), counters and signal needed",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "persistent kernel: %lld x %lld rows, %lld steps "
+                         "(at most %d), counters and signal needed",
                          desc->nx, desc->rows, desc->steps, INT_MAX);
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
@@ -44,8 +46,7 @@ mgpu_status mgpu_monitor_launch(mgpu_counters *counters, mgpu_signal *signal, in
                          MGPU_MAX_DEVICES - 1);
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
-        MGPU_CUDA(mgpu_cuda_monitor_launch(counters, signal, part, steps,
-                                           mgpu_stream_cuda(stream)),
+        MGPU_CUDA(mgpu_cuda_monitor_launch(counters, signal, part, steps, mgpu_stream_cuda(stream)),
                   mgpu_stream_device(stream));
         return MGPU_OK;
     }

@@ -55,7 +55,7 @@ void mgpu_names_join(char *buf, size_t size, const char *const *names, unsigned 
         int n = snprintf(buf + used, size - used, "%s%s", used ? separator : "", names[i]);
         if (n < 0)
             break;
-        used += (size_t)n;
+        used += (size_t) n;
     }
 }
 

@@ -53,9 +53,10 @@ mgpu_status mgpu_nccl_check(void)
     if (!mgpu_nccl_built())
         return mgpu_fail(MGPU_ERR_USAGE, "--exchange=nccl: %s", mgpu_nccl_missing());
     if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
-        return mgpu_fail(MGPU_ERR_USAGE, "--exchange=nccl needs the cuda backend, and this run "
-                                         "has the %s backend (%s): a host device has no "
-                                         "device memory for NCCL to move",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "--exchange=nccl needs the cuda backend, and this run "
+                         "has the %s backend (%s): a host device has no "
+                         "device memory for NCCL to move",
                          mgpu_backend_name(mgpu_backend_active()), mgpu_backend_reason());
     return MGPU_OK;
 }
@@ -93,11 +94,11 @@ static mgpu_status nccl_fail(ncclResult_t result, const char *call, const mgpu_n
                      ncclGetErrorString(result), sep, last, file, line);
 }
 
-#define MGPU_NCCL(call, c)                                                              \
-    do {                                                                                \
-        ncclResult_t mgpu_nccl_result_ = (call);                                        \
-        if (mgpu_nccl_result_ != ncclSuccess)                                           \
-            return nccl_fail(mgpu_nccl_result_, #call, (c), __FILE__, __LINE__);        \
+#define MGPU_NCCL(call, c)                                                       \
+    do {                                                                         \
+        ncclResult_t mgpu_nccl_result_ = (call);                                 \
+        if (mgpu_nccl_result_ != ncclSuccess)                                    \
+            return nccl_fail(mgpu_nccl_result_, #call, (c), __FILE__, __LINE__); \
     } while (0)
 
 mgpu_status mgpu_nccl_id_create(mgpu_nccl_id *id)
@@ -113,8 +114,9 @@ mgpu_status mgpu_nccl_id_create(mgpu_nccl_id *id)
 static mgpu_status alive(const mgpu_nccl_comm *c)
 {
     if (!c->comm)
-        return mgpu_fail(MGPU_ERR_INTERRUPTED, "NCCL on device %d (rank %d of %d): the "
-                                               "communicator was aborted after a failure",
+        return mgpu_fail(MGPU_ERR_INTERRUPTED,
+                         "NCCL on device %d (rank %d of %d): the "
+                         "communicator was aborted after a failure",
                          c->device, c->rank, c->nranks);
     return MGPU_OK;
 }
@@ -130,10 +132,9 @@ static mgpu_status init_ranks(ncclUniqueId unique, int nranks, mgpu_nccl_comm **
     for (int i = 0; i < count && status == MGPU_OK; i++) {
         mgpu_nccl_comm *c = comms[i];
         cudaError_t err = cudaSetDevice(c->device);
-        ncclResult_t result = err == cudaSuccess
-                                  ? ncclCommInitRankConfig(&c->comm, nranks, unique, c->rank,
-                                                           &config)
-                                  : ncclSuccess;
+        ncclResult_t result = err == cudaSuccess ? ncclCommInitRankConfig(&c->comm, nranks, unique,
+                                                                          c->rank, &config)
+                                                 : ncclSuccess;
         if (err != cudaSuccess)
             status = mgpu_cuda_fail(err, "cudaSetDevice", c->device, __FILE__, __LINE__);
         else if (result != ncclSuccess)

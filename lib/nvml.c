@@ -70,10 +70,12 @@ static void nvml_load(void)
         snprintf(nvml.why, sizeof nvml.why, "%s", error ? error : "dlopen failed");
         return;
     }
-    static const char *const required[] = {
-        "nvmlInit_v2", "nvmlErrorString", "nvmlDeviceGetHandleByPciBusId_v2",
-        "nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkRemotePciInfo_v2",
-        "nvmlDeviceGetTopologyCommonAncestor"};
+    static const char *const required[] = {"nvmlInit_v2",
+                                           "nvmlErrorString",
+                                           "nvmlDeviceGetHandleByPciBusId_v2",
+                                           "nvmlDeviceGetNvLinkState",
+                                           "nvmlDeviceGetNvLinkRemotePciInfo_v2",
+                                           "nvmlDeviceGetTopologyCommonAncestor"};
     void *symbol[6];
     for (size_t i = 0; i < 6; i++) {
         if (!(symbol[i] = dlsym(library, required[i]))) {
@@ -197,8 +199,9 @@ mgpu_status mgpu_nvml_link(const mgpu_device_info *a, const mgpu_device_info *b,
 {
     (void) a;
     (void) b;
-    snprintf(info->why, sizeof info->why, "NVML: this build cannot load it (no dlopen, "
-                                          "or configured --without-nvml)");
+    snprintf(info->why, sizeof info->why,
+             "NVML: this build cannot load it (no dlopen, "
+             "or configured --without-nvml)");
     return MGPU_ERR_UNSUPPORTED;
 }
 

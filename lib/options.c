@@ -45,9 +45,9 @@ static long long max_grid_cells(void)
 {
     uint64_t bytes = UINT64_C(1) << 62;
 
-    if ((uint64_t)SIZE_MAX < bytes)
+    if ((uint64_t) SIZE_MAX < bytes)
         bytes = SIZE_MAX;
-    return (long long)(bytes / (2 * sizeof(float)));
+    return (long long) (bytes / (2 * sizeof(float)));
 }
 
 /* Either side may be this long, because the other is at least MIN_GRID. */
@@ -96,12 +96,10 @@ static int bad_value(const mgpu_program *program, const char *option, const char
     }
     switch (problem) {
     case VALUE_NOT_A_NUMBER:
-        mgpu_error(program, "--%s: '%s' is not a number (accepted: %s)", option, value,
-                   accepted);
+        mgpu_error(program, "--%s: '%s' is not a number (accepted: %s)", option, value, accepted);
         break;
     case VALUE_OUT_OF_RANGE:
-        mgpu_error(program, "--%s: '%s' is out of range (accepted: %s)", option, value,
-                   accepted);
+        mgpu_error(program, "--%s: '%s' is out of range (accepted: %s)", option, value, accepted);
         break;
     case VALUE_UNKNOWN:
         mgpu_error(program, "--%s: unknown '%s' (accepted: %s)", option, value, accepted);
@@ -121,7 +119,7 @@ int mgpu_parse_integer(const char *text, long long *number)
     char *end;
     long long value;
 
-    if (text[0] == '\0' || isspace((unsigned char)text[0]))
+    if (text[0] == '\0' || isspace((unsigned char) text[0]))
         return EINVAL;
     errno = 0;
     value = strtoll(text, &end, 10);
@@ -155,7 +153,7 @@ static number_result parse_unsigned(const char *text, uint64_t *number)
         }
         return result == NUMBER_INVALID ? NUMBER_INVALID : NUMBER_RANGE;
     }
-    if (text[0] == '\0' || isspace((unsigned char)text[0]))
+    if (text[0] == '\0' || isspace((unsigned char) text[0]))
         return NUMBER_INVALID;
     errno = 0;
     value = strtoull(text, &end, 10);
@@ -163,7 +161,7 @@ static number_result parse_unsigned(const char *text, uint64_t *number)
         return NUMBER_INVALID;
     if (errno == ERANGE)
         return NUMBER_RANGE;
-    *number = (uint64_t)value;
+    *number = (uint64_t) value;
     return NUMBER_OK;
 }
 
@@ -220,16 +218,18 @@ static int set_size(const mgpu_program *program, const char *option, const char 
     unsigned long long bytes = 0;
     number_result result = text ? parse_size(text, &bytes) : NUMBER_INVALID;
 
-    snprintf(accepted, sizeof accepted, "a number of bytes from %lld to %lld, or of K, M, G or "
-             "T, such as 512M or 4G", min, max);
+    snprintf(accepted, sizeof accepted,
+             "a number of bytes from %lld to %lld, or of K, M, G or "
+             "T, such as 512M or 4G",
+             min, max);
     if (text != NULL && result == NUMBER_INVALID) {
         mgpu_error(program, "--%s: '%s' is not a size (accepted: %s)", option, text, accepted);
         return PARSE_EXIT_USAGE;
     }
-    if (result == NUMBER_RANGE || bytes < (unsigned long long)min ||
-        bytes > (unsigned long long)max)
+    if (result == NUMBER_RANGE || bytes < (unsigned long long) min ||
+        bytes > (unsigned long long) max)
         return bad_value(program, option, text, VALUE_OUT_OF_RANGE, accepted);
-    *value = (long long)bytes;
+    *value = (long long) bytes;
     return PARSE_GO_ON;
 }
 
@@ -241,7 +241,7 @@ static int set_int(const mgpu_program *program, const char *option, const char *
     int code = set_integer(program, option, text, min, max, &number);
 
     if (code == PARSE_GO_ON)
-        *value = (int)number;
+        *value = (int) number;
     return code;
 }
 
@@ -275,7 +275,7 @@ static int set_time_block(const mgpu_program *program, const char *text, int *ti
         return bad_value(program, "time-block", text, VALUE_NOT_A_NUMBER, accepted);
     if (result == NUMBER_RANGE || number < 1 || number > MGPU_TIME_BLOCK_MAX)
         return bad_value(program, "time-block", text, VALUE_OUT_OF_RANGE, accepted);
-    *time_block = (int)number;
+    *time_block = (int) number;
     return PARSE_GO_ON;
 }
 
@@ -325,7 +325,7 @@ static int set_exchange(const mgpu_program *program, const char *text, mgpu_exch
                    program->name, names);
         return PARSE_EXIT_USAGE;
     }
-    *exchange = (mgpu_exchange)mode;
+    *exchange = (mgpu_exchange) mode;
     return PARSE_GO_ON;
 }
 
@@ -406,10 +406,10 @@ static struct option *build_long_options(const mgpu_program *program)
     memcpy(all, common_options, sizeof common_options);
     for (size_t i = 0; i < nextra; i++) {
         const mgpu_extra_option *extra = &program->extra[i];
-        int has_arg = extra->kind == MGPU_EXTRA_FLAG     ? no_argument
+        int has_arg = extra->kind == MGPU_EXTRA_FLAG  ? no_argument
                       : extra->choices && extra->bare ? optional_argument
                                                       : required_argument;
-        all[COMMON_OPTIONS + i] = (struct option){extra->name, has_arg, NULL, OPT_EXTRA + (int)i};
+        all[COMMON_OPTIONS + i] = (struct option){extra->name, has_arg, NULL, OPT_EXTRA + (int) i};
     }
     return all;
 }
@@ -438,9 +438,9 @@ static void wrap_words(FILE *out, const char *text, int used, int indent)
     int line_empty = 1; /* no word on this line yet */
 
     for (const char *word = text; *word != '\0';) {
-        int blanks = (int)strspn(word, " ");
+        int blanks = (int) strspn(word, " ");
         word += blanks;
-        int length = (int)strcspn(word, " \n");
+        int length = (int) strcspn(word, " \n");
         if (length == 0) {
             if (*word == '\n') { /* a line break of the text's own */
                 fprintf(out, "\n%*s", indent, "");
@@ -459,7 +459,7 @@ static void wrap_words(FILE *out, const char *text, int used, int indent)
             fputc(' ', out);
             used++;
         }
-        fwrite(word, 1, (size_t)length, out);
+        fwrite(word, 1, (size_t) length, out);
         used += length;
         line_empty = 0;
         word += length;
@@ -514,12 +514,12 @@ static void print_extra_help(const mgpu_extra_option *extra, FILE *out)
         snprintf(option, sizeof option, "--%s[=%s]", extra->name,
                  choices(names, sizeof names, extra->choices));
         help_line(out, option, "%s (default %s; --%s alone: %s)", extra->help ? extra->help : "",
-                  mgpu_name_at(extra->choices, (int)*extra->value), extra->name, extra->bare);
+                  mgpu_name_at(extra->choices, (int) *extra->value), extra->name, extra->bare);
     } else if (extra->choices != NULL) {
         snprintf(option, sizeof option, "--%s=%s", extra->name,
                  choices(names, sizeof names, extra->choices));
         help_line(out, option, "%s (default %s)", extra->help ? extra->help : "",
-                  mgpu_name_at(extra->choices, (int)*extra->value));
+                  mgpu_name_at(extra->choices, (int) *extra->value));
     } else {
         snprintf(option, sizeof option, "--%s=%s", extra->name,
                  extra->kind == MGPU_EXTRA_SIZE ? "SIZE" : "N");
@@ -538,14 +538,11 @@ static void print_usage(const mgpu_program *program, FILE *out)
         mgpu_help_text(out, program->summary);
     fprintf(out, "\nThe problem:\n");
     help_line(out, "--nx=N", "columns, 3 or more (default %d)", DEFAULT_GRID);
-    help_line(out, "--ny=N", "rows, 3 or more (default %d); nx*ny at most 2^59",
-              DEFAULT_GRID);
-    help_line(out, "--steps=N", "stencil steps, 1 to %lld (default %d)", MAX_STEPS,
-              DEFAULT_STEPS);
+    help_line(out, "--ny=N", "rows, 3 or more (default %d); nx*ny at most 2^59", DEFAULT_GRID);
+    help_line(out, "--steps=N", "stencil steps, 1 to %lld (default %d)", MAX_STEPS, DEFAULT_STEPS);
     help_line(out, "--kernel=NAME", "%s (default pattern2d)",
               choices(names, sizeof names, mgpu_kernel_names));
-    help_line(out, "--seed=N", "seed of the initial field, 0 to 2^64-1 (default %d)",
-              DEFAULT_SEED);
+    help_line(out, "--seed=N", "seed of the initial field, 0 to 2^64-1 (default %d)", DEFAULT_SEED);
     fprintf(out, "\nHow it runs:\n");
     help_line(out, "--devices=N", "1 to %d, at most ny-2 (default: all; host backend: 2)",
               MGPU_MAX_DEVICES);
@@ -555,13 +552,16 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "--exchange=MODE", "%s (default auto)", names);
     help_line(out, "--verify=HOW", "%s (default auto)",
               choices(names, sizeof names, mgpu_verify_names));
-    help_line(out, "--bind=HOW", "%s (default auto: each worker on the CPUs nearest its "
+    help_line(out, "--bind=HOW",
+              "%s (default auto: each worker on the CPUs nearest its "
               "device; host backend: CPUs of its own)",
               choices(names, sizeof names, mgpu_bind_names));
     help_line(out, "--halo=K", "halo rows a side, exchanged every K steps, 1 to %d (default 1)",
               MGPU_HALO_MAX);
-    help_line(out, "--time-block=T", "steps per pass over memory, 1 to %d, at most K; or auto "
-              "(default)", MGPU_TIME_BLOCK_MAX);
+    help_line(out, "--time-block=T",
+              "steps per pass over memory, 1 to %d, at most K; or auto "
+              "(default)",
+              MGPU_TIME_BLOCK_MAX);
     fprintf(out, "\nMeasuring:\n");
     help_line(out, "--repeat=N", "timed runs, median reported, 1 to %d (default %d)", MAX_RUNS,
               DEFAULT_REPEAT);
@@ -571,12 +571,15 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "--format=NAME", "%s (default table)",
               choices(names, sizeof names, mgpu_format_names));
     help_line(out, "--no-header", "csv: leave out the header line");
-    help_line(out, "--list-exchanges", "print the exchange modes %s implements, one a line, "
-              "and exit", program->name);
+    help_line(out, "--list-exchanges",
+              "print the exchange modes %s implements, one a line, "
+              "and exit",
+              program->name);
     help_line(out, "--progress[=WHEN]",
               "%s: the run, step, rate and time left on stderr, redrawn in place (default "
               "auto: when stderr is a terminal; --progress alone: always; --no-progress: "
-              "never)", choices(names, sizeof names, mgpu_progress_names));
+              "never)",
+              choices(names, sizeof names, mgpu_progress_names));
     help_line(out, "-h, --help", "print this help and exit");
     help_line(out, "-V, --version", "print the version and exit");
     if (count_extras(program) > 0) {
@@ -596,8 +599,9 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "OMP_PROC_BIND, OMP_PLACES",
               "when set, OpenMP's placement of threads is kept, not --bind's");
     if (exchanges & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL))
-        help_line(out, "NCCL_NVLS_ENABLE", "--exchange=nccl sets it to 0 where unset: NVLink "
-                                           "multicast stays off");
+        help_line(out, "NCCL_NVLS_ENABLE",
+                  "--exchange=nccl sets it to 0 where unset: NVLink "
+                  "multicast stays off");
 }
 
 /* -------------------------------------------------------------- parsing */
@@ -649,18 +653,17 @@ static int apply_extra(const mgpu_program *program, const mgpu_extra_option *ext
 }
 
 /* An enum option: a name of NAMES into *FIELD. */
-#define SET_ENUM(option, names, field, type)                                            \
-    do {                                                                                \
-        int index_ = 0;                                                                 \
-        int code_ = set_name(program, option, text, names, &index_);                    \
-        if (code_ == PARSE_GO_ON)                                                       \
-            (field) = (type)index_;                                                     \
-        return code_;                                                                   \
+#define SET_ENUM(option, names, field, type)                         \
+    do {                                                             \
+        int index_ = 0;                                              \
+        int code_ = set_name(program, option, text, names, &index_); \
+        if (code_ == PARSE_GO_ON)                                    \
+            (field) = (type) index_;                                 \
+        return code_;                                                \
     } while (0)
 
 /* Store option ID with value TEXT (NULL: none was given) in OPT. */
-static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
-                        const char *text)
+static int apply_option(mgpu_options *opt, const mgpu_program *program, int id, const char *text)
 {
     switch (id) {
     case OPT_NX:
@@ -724,8 +727,7 @@ static int apply_option(mgpu_options *opt, const mgpu_program *program, int id,
 
 /* getopt_long returned '?': an unknown option, or a value given to an
  * option that takes none.  ARG is the element of argv it was reading. */
-static int bad_option(const mgpu_program *program, const struct option *longopts,
-                      const char *arg)
+static int bad_option(const mgpu_program *program, const struct option *longopts, const char *arg)
 {
     const char *name = optopt != 0 ? option_name(longopts, optopt) : NULL;
 
@@ -830,8 +832,9 @@ static int check_combination(const mgpu_options *opt, const mgpu_program *progra
         return PARSE_EXIT_USAGE;
     }
     if (!program->deep_halo && (opt->halo > 1 || opt->time_block > 1)) {
-        mgpu_error(program, "--%s: %s exchanges one halo row every step (accepted: --halo=1, "
-                            "--time-block=1 or auto)",
+        mgpu_error(program,
+                   "--%s: %s exchanges one halo row every step (accepted: --halo=1, "
+                   "--time-block=1 or auto)",
                    opt->halo > 1 ? "halo" : "time-block", program->name);
         return PARSE_EXIT_USAGE;
     }

@@ -93,8 +93,8 @@ mgpu_status mgpu_peer_enable(int device, int peer)
     int can;
     MGPU_TRY(mgpu_peer_can_access(device, peer, &can));
     if (!can)
-        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "device %d cannot access device %d's memory",
-                         device, peer);
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "device %d cannot access device %d's memory", device,
+                         peer);
     if (device == peer)
         return MGPU_OK;
 #ifdef MGPU_HAVE_CUDA
@@ -112,8 +112,7 @@ mgpu_status mgpu_peer_enable(int device, int peer)
     return MGPU_OK;
 }
 
-mgpu_status mgpu_copy_peer(void *dst, int dst_device, const void *src, int src_device,
-                           size_t bytes)
+mgpu_status mgpu_copy_peer(void *dst, int dst_device, const void *src, int src_device, size_t bytes)
 {
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
@@ -141,8 +140,7 @@ mgpu_status mgpu_copy_peer_async(void *dst, int dst_device, const void *src, int
         if (capturing != cudaStreamCaptureStatusNone)
             MGPU_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s), src_device);
         else
-            MGPU_CUDA(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, s),
-                      src_device);
+            MGPU_CUDA(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, s), src_device);
         return MGPU_OK;
     }
 #endif
@@ -178,9 +176,8 @@ mgpu_status mgpu_copy_staged_async(void *dst, int dst_device, const void *src, i
     return mgpu_memcpy_async(dst, staging, bytes, to);
 }
 
-mgpu_status mgpu_copy_device_to_device(void *dst, int dst_device, const void *src,
-                                       int src_device, size_t bytes, void *staging,
-                                       mgpu_copy_path *path)
+mgpu_status mgpu_copy_device_to_device(void *dst, int dst_device, const void *src, int src_device,
+                                       size_t bytes, void *staging, mgpu_copy_path *path)
 {
     int can;
     MGPU_TRY(mgpu_peer_can_access(src_device, dst_device, &can));
@@ -192,7 +189,9 @@ mgpu_status mgpu_copy_device_to_device(void *dst, int dst_device, const void *sr
         return mgpu_copy_peer(dst, dst_device, src, src_device, bytes);
     }
     if (!staging)
-        return mgpu_fail(MGPU_ERR_USAGE, "devices %d and %d have no peer access and no "
-                                         "staging buffer was given", src_device, dst_device);
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "devices %d and %d have no peer access and no "
+                         "staging buffer was given",
+                         src_device, dst_device);
     return mgpu_copy_staged(dst, dst_device, src, src_device, bytes, staging);
 }

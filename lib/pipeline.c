@@ -15,8 +15,8 @@ enum { DEVICE_ROW_FLOATS = 32 };
 
 struct mgpu_pipeline {
     mgpu_pipeline_desc desc;
-    size_t pitch;          /* floats between device rows */
-    int nstreams;          /* streams in use: more than one per chunk would idle */
+    size_t pitch; /* floats between device rows */
+    int nstreams; /* streams in use: more than one per chunk would idle */
     mgpu_stream **streams;
     float **d_in, **d_out; /* per stream: a chunk's input rows with halos, its output */
 };
@@ -48,8 +48,7 @@ static mgpu_status check_desc(const mgpu_pipeline_desc *d)
         return mgpu_fail(MGPU_ERR_USAGE, "pipeline: chunks %d must be in 1..%lld (the rows)",
                          d->chunks, d->rows);
     if (d->streams < 1)
-        return mgpu_fail(MGPU_ERR_USAGE, "pipeline: streams %d must be at least 1",
-                         d->streams);
+        return mgpu_fail(MGPU_ERR_USAGE, "pipeline: streams %d must be at least 1", d->streams);
     return MGPU_OK;
 }
 
@@ -69,8 +68,7 @@ static mgpu_status plan(mgpu_pipeline *p, const mgpu_pipeline_desc *desc, size_t
     MGPU_TRY(check_desc(desc));
     p->desc = *desc;
     p->nstreams = desc->streams < desc->chunks ? desc->streams : desc->chunks;
-    p->pitch = ((size_t) desc->nx + DEVICE_ROW_FLOATS - 1) / DEVICE_ROW_FLOATS *
-               DEVICE_ROW_FLOATS;
+    p->pitch = ((size_t) desc->nx + DEVICE_ROW_FLOATS - 1) / DEVICE_ROW_FLOATS * DEVICE_ROW_FLOATS;
     long long longest = (desc->rows + desc->chunks - 1) / desc->chunks;
     MGPU_TRY(buffer_bytes(p, longest + 2LL * desc->halo, in_bytes));
     return buffer_bytes(p, longest, out_bytes);
@@ -154,8 +152,7 @@ static mgpu_status compute(const mgpu_pipeline *p, int c, int k)
 {
     long long row0, nrows;
     chunk_rows(&p->desc, c, &row0, &nrows);
-    return p->desc.fn(p->desc.arg, p->d_in[k], p->d_out[k], row0, nrows, p->pitch,
-                      p->streams[k]);
+    return p->desc.fn(p->desc.arg, p->d_in[k], p->d_out[k], row0, nrows, p->pitch, p->streams[k]);
 }
 
 static mgpu_status download(const mgpu_pipeline *p, int c, int k, float *host_out)
@@ -163,10 +160,9 @@ static mgpu_status download(const mgpu_pipeline *p, int c, int k, float *host_ou
     const mgpu_pipeline_desc *d = &p->desc;
     long long row0, nrows;
     chunk_rows(d, c, &row0, &nrows);
-    return mgpu_memcpy_2d_async(host_out + row0 * (long long) d->host_pitch,
-                                d->host_pitch * sizeof(float), p->d_out[k],
-                                p->pitch * sizeof(float), (size_t) d->nx * sizeof(float),
-                                (size_t) nrows, p->streams[k]);
+    return mgpu_memcpy_2d_async(
+        host_out + row0 * (long long) d->host_pitch, d->host_pitch * sizeof(float), p->d_out[k],
+        p->pitch * sizeof(float), (size_t) d->nx * sizeof(float), (size_t) nrows, p->streams[k]);
 }
 
 /* Wait for every stream, also after a failure: nothing may still be copying

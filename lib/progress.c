@@ -27,8 +27,7 @@ void mgpu_progress_init(mgpu_progress *p, const mgpu_options *opt, FILE *out)
             (opt->progress == MGPU_PROGRESS_AUTO && isatty(fileno(out)));
 }
 
-void mgpu_progress_begin(mgpu_progress *p, const char *what, int warmup, int repeats,
-                         int compute)
+void mgpu_progress_begin(mgpu_progress *p, const char *what, int warmup, int repeats, int compute)
 {
     if (!p || !p->on)
         return;
@@ -85,8 +84,7 @@ static void show(mgpu_progress *p, long long at, double rate)
     if (rate > 0.0 && n < (int) sizeof line) {
         /* The time left first: a line cut short loses the rates. */
         format_time(left, sizeof left, (double) (p->runs * p->steps - at) / rate);
-        n += snprintf(line + n, sizeof line - (size_t) n, ", %s left, %.0f steps/s", left,
-                      rate);
+        n += snprintf(line + n, sizeof line - (size_t) n, ", %s left, %.0f steps/s", left, rate);
         if (p->compute && n < (int) sizeof line)
             n += snprintf(line + n, sizeof line - (size_t) n, " (%.3g Gcells/s)",
                           rate * p->cells * 1e-9);

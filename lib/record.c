@@ -25,14 +25,13 @@
 
 /* The byte-counting rule of every bandwidth in the record (doc/design.md section 6). */
 #define BYTES_PER_CELL 8.0
-#define BANDWIDTH_RULE                                                                   \
+#define BANDWIDTH_RULE                                                                  \
     "bandwidth counts 8 bytes per interior cell per step (one read and one write of a " \
     "float)"
 
 /* ------------------------------------------------------ filling a record */
 
-void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
-                      const mgpu_options *opt)
+void mgpu_record_init(mgpu_record *record, const mgpu_program *program, const mgpu_options *opt)
 {
     memset(record, 0, sizeof *record);
     record->program = program && program->name ? program->name : "mgpu";
@@ -53,7 +52,7 @@ void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
     record->issue_step_s = record->wait_step_s = record->device_step_s = -1.0;
     record->verify = "none";
     record->verified = -1;
-    record->started = (long long)time(NULL);
+    record->started = (long long) time(NULL);
     /* Until the program says where its workers ran (mgpu_record_set_binding). */
     snprintf(record->binding, sizeof record->binding, "none (not told)");
 }
@@ -86,7 +85,7 @@ static void copy_text(char *dst, size_t size, const char *text)
 
     if (n >= size) {
         n = size - 1;
-        while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
+        while (n > 0 && ((unsigned char) text[n] & 0xC0) == 0x80)
             n--;
     }
     memcpy(dst, text, n);
@@ -197,7 +196,7 @@ static void add_run_fields(field_list *list, const mgpu_record *r)
 static void add_speed_fields(field_list *list, const mgpu_record *r)
 {
     double time_s = r->time.median;
-    double cell_steps = (double)(r->nx - 2) * (double)(r->ny - 2) * (double)r->steps;
+    double cell_steps = (double) (r->nx - 2) * (double) (r->ny - 2) * (double) r->steps;
     double gcells_per_s = quotient(cell_steps, time_s) / 1e9;
     double gbytes_per_s = gcells_per_s * BYTES_PER_CELL;
     double exchange_s = nonnegative_or_nan(r->exchange_s);
@@ -208,7 +207,7 @@ static void add_speed_fields(field_list *list, const mgpu_record *r)
     add_number(list, "time_s", time_s);
     add_number(list, "time_min_s", r->time.min);
     add_number(list, "time_max_s", r->time.max);
-    add_number(list, "us_per_step", quotient(time_s, (double)r->steps) * 1e6);
+    add_number(list, "us_per_step", quotient(time_s, (double) r->steps) * 1e6);
     add_number(list, "host_issue_us_per_step", nonnegative_or_nan(r->issue_step_s) * 1e6);
     add_number(list, "host_wait_us_per_step", nonnegative_or_nan(r->wait_step_s) * 1e6);
     add_number(list, "device_us_per_step", nonnegative_or_nan(r->device_step_s) * 1e6);
@@ -220,7 +219,7 @@ static void add_speed_fields(field_list *list, const mgpu_record *r)
     add_number(list, "roofline", quotient(gbytes_per_s, copy_gbps));
     add_number(list, "baseline_s", baseline_s);
     add_number(list, "speedup", speedup);
-    add_number(list, "efficiency", quotient(speedup, (double)r->devices));
+    add_number(list, "efficiency", quotient(speedup, (double) r->devices));
 }
 
 static void add_verify_fields(field_list *list, const mgpu_record *r)
@@ -258,8 +257,7 @@ static void gpu_names(mgpu_machine *m, int devices)
         size_t need = strlen(name) + (d ? 2 : 0);
         if (len + need >= sizeof m->gpus)
             break;
-        len += (size_t)snprintf(m->gpus + len, sizeof m->gpus - len, "%s%s", d ? "; " : "",
-                                name);
+        len += (size_t) snprintf(m->gpus + len, sizeof m->gpus - len, "%s%s", d ? "; " : "", name);
     }
 }
 
@@ -278,14 +276,14 @@ void mgpu_machine_find(mgpu_backend backend, int devices, long long started, mgp
             m->driver = version;
     }
 #else
-    (void)gpu_names;
-    (void)backend;
-    (void)devices;
+    (void) gpu_names;
+    (void) backend;
+    (void) devices;
 #endif
     if (gethostname(m->hostname, sizeof m->hostname) != 0)
         m->hostname[0] = '\0';
     m->hostname[sizeof m->hostname - 1] = '\0';
-    time_t when = (time_t)started;
+    time_t when = (time_t) started;
     struct tm utc;
     if (started > 0 && gmtime_r(&when, &utc) != NULL)
         strftime(m->timestamp, sizeof m->timestamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
@@ -296,8 +294,8 @@ static void add_machine_fields(field_list *list, const mgpu_machine *m, const mg
     add_text(list, "gpus", m->gpus);
     /* The versions as CUDA gives them (1000 major + 10 minor); null
      * without CUDA. */
-    add_number(list, "cuda_runtime", m->runtime > 0 ? (double)m->runtime : NAN);
-    add_number(list, "cuda_driver", m->driver > 0 ? (double)m->driver : NAN);
+    add_number(list, "cuda_runtime", m->runtime > 0 ? (double) m->runtime : NAN);
+    add_number(list, "cuda_driver", m->driver > 0 ? (double) m->driver : NAN);
     add_text(list, "mgpu_version", MGPU_VERSION);
     add_text(list, "hostname", m->hostname[0] ? m->hostname : NULL);
     add_text(list, "timestamp", m->timestamp[0] ? m->timestamp : NULL);
@@ -364,7 +362,7 @@ static void print_table(const field_list *list, const mgpu_record *r, FILE *out)
     int width = 0;
 
     for (int i = 0; i < list->count; i++) {
-        int len = (int)strlen(list->item[i].key);
+        int len = (int) strlen(list->item[i].key);
         if (len > width)
             width = len;
     }
@@ -440,7 +438,7 @@ static void print_csv(const field_list *list, int header, FILE *out)
 void mgpu_json_string(const char *text, FILE *out)
 {
     fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)text; *c != '\0'; c++) {
+    for (const unsigned char *c = (const unsigned char *) text; *c != '\0'; c++) {
         switch (*c) {
         case '"':
             fputs("\\\"", out);
@@ -502,8 +500,7 @@ static void print_json(const field_list *list, FILE *out)
     fputs("}\n", out);
 }
 
-mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header,
-                              FILE *out)
+mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header, FILE *out)
 {
     field_list list;
     mgpu_machine m;

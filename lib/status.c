@@ -15,16 +15,26 @@ static _Thread_local char last_error[512];
 const char *mgpu_strerror(mgpu_status status)
 {
     switch (status) {
-    case MGPU_OK: return "success";
-    case MGPU_ERR_USAGE: return "invalid request";
-    case MGPU_ERR_NOMEM: return "out of memory";
-    case MGPU_ERR_NO_DEVICE: return "no usable device";
-    case MGPU_ERR_UNSUPPORTED: return "not supported";
-    case MGPU_ERR_CUDA: return "CUDA error";
-    case MGPU_ERR_SYSTEM: return "system error";
-    case MGPU_ERR_VERIFY: return "verification failed";
-    case MGPU_ERR_FAULT: return "injected fault";
-    case MGPU_ERR_INTERRUPTED: return "interrupted";
+    case MGPU_OK:
+        return "success";
+    case MGPU_ERR_USAGE:
+        return "invalid request";
+    case MGPU_ERR_NOMEM:
+        return "out of memory";
+    case MGPU_ERR_NO_DEVICE:
+        return "no usable device";
+    case MGPU_ERR_UNSUPPORTED:
+        return "not supported";
+    case MGPU_ERR_CUDA:
+        return "CUDA error";
+    case MGPU_ERR_SYSTEM:
+        return "system error";
+    case MGPU_ERR_VERIFY:
+        return "verification failed";
+    case MGPU_ERR_FAULT:
+        return "injected fault";
+    case MGPU_ERR_INTERRUPTED:
+        return "interrupted";
     }
     return "unknown status";
 }
@@ -41,9 +51,12 @@ void mgpu_clear_error(void) { last_error[0] = '\0'; }
 int mgpu_exit_code(mgpu_status status)
 {
     switch (status) {
-    case MGPU_OK: return 0;
-    case MGPU_ERR_USAGE: return 2;
-    default: return 1;
+    case MGPU_OK:
+        return 0;
+    case MGPU_ERR_USAGE:
+        return 2;
+    default:
+        return 1;
     }
 }
 
@@ -71,9 +84,9 @@ mgpu_status mgpu_cuda_fail(cudaError_t err, const char *call, int device, const 
     mgpu_status status = err == cudaErrorMemoryAllocation ? MGPU_ERR_NOMEM : MGPU_ERR_CUDA;
     cudaGetLastError(); /* clear a sticky launch error so later calls see their own */
     if (device >= 0)
-        return mgpu_fail(status, "%.*s on device %d: %s (%s, %s:%d)", (int) name_len, call,
-                         device, cudaGetErrorString(err), cudaGetErrorName(err), file, line);
-    return mgpu_fail(status, "%.*s: %s (%s, %s:%d)", (int) name_len, call,
-                     cudaGetErrorString(err), cudaGetErrorName(err), file, line);
+        return mgpu_fail(status, "%.*s on device %d: %s (%s, %s:%d)", (int) name_len, call, device,
+                         cudaGetErrorString(err), cudaGetErrorName(err), file, line);
+    return mgpu_fail(status, "%.*s: %s (%s, %s:%d)", (int) name_len, call, cudaGetErrorString(err),
+                     cudaGetErrorName(err), file, line);
 }
 #endif

@@ -14,8 +14,7 @@ template <mgpu_kernel K> struct cell_rule;
 
 // pattern2d: sqrtf(fabsf((((c + w) + e) - 2n) + 3s)), left to right as in C.
 template <> struct cell_rule<MGPU_KERNEL_PATTERN2D> {
-    static __device__ __forceinline__ float apply(float c, float w, float e, float n,
-                                                  float s)
+    static __device__ __forceinline__ float apply(float c, float w, float e, float n, float s)
     {
         float t = __fadd_rn(__fadd_rn(c, w), e);
         t = __fsub_rn(t, __fmul_rn(2.0f, n));
@@ -26,8 +25,7 @@ template <> struct cell_rule<MGPU_KERNEL_PATTERN2D> {
 
 // jacobi: 0.25f * (((w + e) + n) + s).
 template <> struct cell_rule<MGPU_KERNEL_JACOBI> {
-    static __device__ __forceinline__ float apply(float c, float w, float e, float n,
-                                                  float s)
+    static __device__ __forceinline__ float apply(float c, float w, float e, float n, float s)
     {
         (void) c;
         return __fmul_rn(0.25f, __fadd_rn(__fadd_rn(__fadd_rn(w, e), n), s));

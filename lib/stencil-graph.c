@@ -59,10 +59,11 @@ long long mgpu_stencil_graph_steps(const mgpu_stencil *st, long long steps)
 mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
 {
     if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
-        return mgpu_fail(MGPU_ERR_USAGE, "%s: needs the CUDA backend, and this run has the %s "
-                                         "backend, which runs work as it is issued: there is "
-                                         "no graph to capture (use --backend=cuda on a machine "
-                                         "with a GPU)",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "%s: needs the CUDA backend, and this run has the %s "
+                         "backend, which runs work as it is issued: there is "
+                         "no graph to capture (use --backend=cuda on a machine "
+                         "with a GPU)",
                          option, mgpu_backend_name(mgpu_backend_active()));
     /* Deep halos: the plan above (whole pairs of cycles after the first) and
      * mgpu_stencil_capture_join are written for them, but a capture with
@@ -70,19 +71,22 @@ mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
      * failed with cudaErrorStreamCaptureIsolation, which capture_join
      * answers); until it has, it is refused. */
     if (mgpu_stencil_halo(st) > 1)
-        return mgpu_fail(MGPU_ERR_USAGE, "%s: a graph replays one-row halos only (accepted "
-                                         "with %s: --halo=1)",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "%s: a graph replays one-row halos only (accepted "
+                         "with %s: --halo=1)",
                          option, option);
     mgpu_exchange mode = mgpu_stencil_exchange_mode(st);
     if (mode == MGPU_EXCHANGE_NCCL)
-        return mgpu_fail(MGPU_ERR_USAGE, "%s: --exchange=nccl's groups are issued step by "
-                                         "step, not captured (accepted with %s: peer-async, "
-                                         "direct)",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "%s: --exchange=nccl's groups are issued step by "
+                         "step, not captured (accepted with %s: peer-async, "
+                         "direct)",
                          option, option);
     if (mode != MGPU_EXCHANGE_PEER_ASYNC && mode != MGPU_EXCHANGE_DIRECT)
-        return mgpu_fail(MGPU_ERR_USAGE, "%s: --exchange=%s waits on the host and cannot be "
-                                         "captured into a graph (accepted with %s: "
-                                         "peer-async, direct)",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "%s: --exchange=%s waits on the host and cannot be "
+                         "captured into a graph (accepted with %s: "
+                         "peer-async, direct)",
                          option, mgpu_exchange_name(mode), option);
     return MGPU_OK;
 }
@@ -103,8 +107,7 @@ static mgpu_status capture_leave(mgpu_stencil *st, int part)
 /* End the capture that STATUS says how it went, whatever that was: the
  * stream must leave capture mode.  After a failure the graph is dropped and
  * the first failure's message is the one that stays. */
-static mgpu_status capture_end(mgpu_stencil *st, int nparts, mgpu_status status,
-                               mgpu_graph **graph)
+static mgpu_status capture_end(mgpu_stencil *st, int nparts, mgpu_status status, mgpu_graph **graph)
 {
     *graph = NULL;
     for (int p = 0; p < nparts && status == MGPU_OK; p++)

@@ -35,8 +35,8 @@ static inline float mgpu_jacobi_cell(const float *row, const float *above, const
  * order of operations, so vectors change no bit.  sqrtf vectorises because
  * the library is built with -fno-math-errno. */
 static inline void mgpu_row_host(mgpu_kernel kernel, const float *restrict above,
-                                    const float *restrict row, const float *restrict below,
-                                    float *restrict dst, long long nx)
+                                 const float *restrict row, const float *restrict below,
+                                 float *restrict dst, long long nx)
 {
     if (kernel == MGPU_KERNEL_PATTERN2D) {
         MGPU_OMP(omp simd)

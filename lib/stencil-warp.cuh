@@ -40,8 +40,8 @@ __device__ __forceinline__ cols<VEC> load_cols(const float *__restrict__ row, lo
 // Store the VEC results at COL of ROW: one wide store when all are interior cells, else
 // only the interior ones (columns 0 and nx-1 are the boundary and stay as they are).
 template <int VEC>
-__device__ __forceinline__ void store_cols(float *__restrict__ row, long long col,
-                                           long long nx, bool whole, const cols<VEC> &r)
+__device__ __forceinline__ void store_cols(float *__restrict__ row, long long col, long long nx,
+                                           bool whole, const cols<VEC> &r)
 {
     if constexpr (VEC == 4) {
         if (whole) {
@@ -70,9 +70,8 @@ __device__ __forceinline__ float load_edge(const float *__restrict__ row, long l
 // Compute one row from the rows above (N), at (C) and below (S) it.  C_EDGE is the cell
 // beyond this warp's columns that lane 0 (left) or 31 (right) needs.
 template <mgpu_kernel K, int VEC>
-__device__ __forceinline__ cols<VEC> compute_row(int lane, const cols<VEC> &n,
-                                                 const cols<VEC> &c, float c_edge,
-                                                 const cols<VEC> &s)
+__device__ __forceinline__ cols<VEC> compute_row(int lane, const cols<VEC> &n, const cols<VEC> &c,
+                                                 float c_edge, const cols<VEC> &s)
 {
     float left = __shfl_up_sync(full_warp, c.v[VEC - 1], 1);
     float right = __shfl_down_sync(full_warp, c.v[0], 1);

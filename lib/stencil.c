@@ -73,22 +73,22 @@ enum { PITCH_FLOATS = 32 };
 
 typedef struct part {
     mgpu_slab slab;
-    long long rows;      /* interior rows; local rows HALO .. HALO+rows-1, the
+    long long rows; /* interior rows; local rows HALO .. HALO+rows-1, the
                             halos the HALO rows on either side */
-    size_t pitch;        /* floats from one row to the next */
+    size_t pitch;   /* floats from one row to the next */
     float *buf[2];
     mgpu_stream *stream;
-    mgpu_event *sent[2]; /* peer-async, direct: an exchange's sends are
+    mgpu_event *sent[2];  /* peer-async, direct: an exchange's sends are
                             done, by the exchange's parity: a neighbour one
                             exchange behind still waits for the send it
                             needs, not for this part's next one */
-    mgpu_event *joined;  /* graphs: this part's stream joins the origin */
-    float *edges[2];     /* staged, mapped: this part's first and last HALO rows,
+    mgpu_event *joined;   /* graphs: this part's stream joins the origin */
+    float *edges[2];      /* staged, mapped: this part's first and last HALO rows,
                             per exchange parity, in host memory */
-    float *edges_dev[2]; /* mapped: the same memory as the devices see it */
+    float *edges_dev[2];  /* mapped: the same memory as the devices see it */
     mgpu_event *computed; /* halo > 1, peer-async, direct: its last pass is done */
-    int above, below;    /* part that fills the top / bottom halo, or -1 */
-    long long delivered; /* direct: the step whose halos this part's last
+    int above, below;     /* part that fills the top / bottom halo, or -1 */
+    long long delivered;  /* direct: the step whose halos this part's last
                             kernel already stored in its neighbours, or -1 */
     mgpu_nccl_comm *comm; /* nccl: this part's rank */
 } part;
@@ -131,8 +131,7 @@ static int buffer_of(const mgpu_stencil *st, long long step)
     return (int) (((step / st->halo) * per_cycle + (phase + st->block - 1) / st->block) & 1);
 }
 
-static float *row_of(const mgpu_stencil *st, const part *pt, long long step,
-                     long long local_row)
+static float *row_of(const mgpu_stencil *st, const part *pt, long long step, long long local_row)
 {
     return pt->buf[buffer_of(st, step)] + (size_t) local_row * pt->pitch;
 }
@@ -174,10 +173,14 @@ static long long local_row_of(const mgpu_stencil *st, const part *pt, mgpu_row r
 {
     const long long k = st->halo;
     switch (row) {
-    case MGPU_ROW_FIRST: return k;
-    case MGPU_ROW_LAST: return block ? pt->rows : k + pt->rows - 1;
-    case MGPU_ROW_HALO_TOP: return block ? 0 : k - 1;
-    case MGPU_ROW_HALO_BOTTOM: return k + pt->rows;
+    case MGPU_ROW_FIRST:
+        return k;
+    case MGPU_ROW_LAST:
+        return block ? pt->rows : k + pt->rows - 1;
+    case MGPU_ROW_HALO_TOP:
+        return block ? 0 : k - 1;
+    case MGPU_ROW_HALO_BOTTOM:
+        return k + pt->rows;
     }
     return 0;
 }
@@ -204,8 +207,8 @@ static mgpu_status all_pairs_have_peer(const mgpu_stencil *st, bool *all)
             if (targets[k] < 0)
                 continue;
             int can;
-            MGPU_TRY(mgpu_peer_can_access(pt->slab.device,
-                                          st->parts[targets[k]].slab.device, &can));
+            MGPU_TRY(
+                mgpu_peer_can_access(pt->slab.device, st->parts[targets[k]].slab.device, &can));
             if (!can)
                 *all = false;
         }
@@ -256,8 +259,8 @@ static mgpu_status part_alloc(mgpu_stencil *st, part *pt)
         unsigned flags = st->mode == MGPU_EXCHANGE_MAPPED ? MGPU_HOST_MAPPED : MGPU_HOST_PINNED;
         for (int b = 0; b < 2; b++) {
             void *host, *devp;
-            MGPU_TRY(mgpu_host_alloc(2 * (size_t) st->halo * pt->pitch * sizeof(float), flags,
-                                     &host));
+            MGPU_TRY(
+                mgpu_host_alloc(2 * (size_t) st->halo * pt->pitch * sizeof(float), flags, &host));
             pt->edges[b] = host;
             if (st->mode == MGPU_EXCHANGE_MAPPED) {
                 MGPU_TRY(mgpu_host_device_pointer(host, &devp));
@@ -280,9 +283,10 @@ static mgpu_status nccl_join(mgpu_stencil *st, const mgpu_nccl_id *given)
 {
     mgpu_nccl_id made;
     if (!given && st->count != st->desc.nparts)
-        return mgpu_fail(MGPU_ERR_USAGE, "--exchange=nccl: this process holds parts [%d, %d) "
-                                         "of %d, and no communicator id was given (the "
-                                         "stencil's nccl_id)",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "--exchange=nccl: this process holds parts [%d, %d) "
+                         "of %d, and no communicator id was given (the "
+                         "stencil's nccl_id)",
                          st->first, st->first + st->count, st->desc.nparts);
     if (!given) {
         MGPU_TRY(mgpu_nccl_id_create(&made));
@@ -292,8 +296,7 @@ static mgpu_status nccl_join(mgpu_stencil *st, const mgpu_nccl_id *given)
     mgpu_nccl_comm *comms[MGPU_MAX_DEVICES];
     for (int i = 0; i < st->count; i++)
         devices[i] = st->parts[st->first + i].slab.device;
-    MGPU_TRY(mgpu_nccl_comms_create(given, st->desc.nparts, st->first, st->count, devices,
-                                    comms));
+    MGPU_TRY(mgpu_nccl_comms_create(given, st->desc.nparts, st->first, st->count, devices, comms));
     for (int i = 0; i < st->count; i++)
         st->parts[st->first + i].comm = comms[i];
     /* The edge rows go out before any reset wrote them: zeros, not memory
@@ -398,8 +401,8 @@ mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc 
     mgpu_status status = MGPU_OK;
     mgpu_slab slabs[MGPU_MAX_DEVICES];
     if (st->first < 0 || st->count < 1 || st->first + st->count > desc->nparts) {
-        status = mgpu_fail(MGPU_ERR_USAGE, "local parts [%d, %d) are not parts of %d",
-                           st->first, st->first + st->count, desc->nparts);
+        status = mgpu_fail(MGPU_ERR_USAGE, "local parts [%d, %d) are not parts of %d", st->first,
+                           st->first + st->count, desc->nparts);
         goto fail;
     }
     status = mgpu_decompose(desc->ny, desc->nparts, slabs);
@@ -510,15 +513,27 @@ float *mgpu_stencil_block(const mgpu_stencil *st, int p, long long step, mgpu_ro
     return st->parts[p].buf[buffer_of(st, step)] + mgpu_stencil_block_offset(st, p, row);
 }
 
-size_t mgpu_block_bytes(long long nx, int halo) { return floats_of_block(nx, halo) * sizeof(float); }
-size_t mgpu_stencil_block_bytes(const mgpu_stencil *st) { return block_bytes(st, &st->parts[st->first]); }
+size_t mgpu_block_bytes(long long nx, int halo)
+{
+    return floats_of_block(nx, halo) * sizeof(float);
+}
+size_t mgpu_stencil_block_bytes(const mgpu_stencil *st)
+{
+    return block_bytes(st, &st->parts[st->first]);
+}
 
-int mgpu_stencil_exchanges_at(const mgpu_stencil *st, long long step) { return exchanges_at(st, step); }
+int mgpu_stencil_exchanges_at(const mgpu_stencil *st, long long step)
+{
+    return exchanges_at(st, step);
+}
 int mgpu_stencil_exchange_parity(const mgpu_stencil *st, long long step)
 {
     return exchange_parity(st, step);
 }
-int mgpu_stencil_buffer_index(const mgpu_stencil *st, long long step) { return buffer_of(st, step); }
+int mgpu_stencil_buffer_index(const mgpu_stencil *st, long long step)
+{
+    return buffer_of(st, step);
+}
 
 int mgpu_stencil_rewrites_edges(const mgpu_stencil *st) { return st->block < st->halo; }
 
@@ -640,15 +655,15 @@ static mgpu_status check_current(const part *pt)
 /* Whether PT's neighbours, where it has them, are parts of this process. */
 static bool neighbours_local(const mgpu_stencil *st, const part *pt)
 {
-    return (pt->above < 0 || is_local(st, pt->above)) &&
-           (pt->below < 0 || is_local(st, pt->below));
+    return (pt->above < 0 || is_local(st, pt->above)) && (pt->below < 0 || is_local(st, pt->below));
 }
 
 static mgpu_status check_neighbours_local(const mgpu_stencil *st, const part *pt)
 {
     if (!neighbours_local(st, pt))
-        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "part %d: its neighbours are in another "
-                                               "process; the strategy exchanges its halos",
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED,
+                         "part %d: its neighbours are in another "
+                         "process; the strategy exchanges its halos",
                          pt->slab.part);
     return MGPU_OK;
 }
@@ -665,13 +680,11 @@ static mgpu_status push_rows(mgpu_stencil *st, part *pt, long long step, mgpu_ro
     case MGPU_EXCHANGE_PEER:
         return mgpu_copy_peer(dst, dst_dev, src, src_dev, block_bytes(st, pt));
     case MGPU_EXCHANGE_PEER_ASYNC:
-        return mgpu_copy_peer_async(dst, dst_dev, src, src_dev, block_bytes(st, pt),
-                                    pt->stream);
+        return mgpu_copy_peer_async(dst, dst_dev, src, src_dev, block_bytes(st, pt), pt->stream);
     case MGPU_EXCHANGE_DIRECT:
         return mgpu_copy_row_kernel(dst, src, (long long) block_floats(st, pt), pt->stream);
     default:
-        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "push_rows: mode %s",
-                         mgpu_exchange_name(st->mode));
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "push_rows: mode %s", mgpu_exchange_name(st->mode));
     }
 }
 
@@ -714,8 +727,8 @@ static mgpu_status nccl_transfers(mgpu_stencil *st, part *pt, long long step)
         MGPU_TRY(mgpu_nccl_send(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_LAST), n,
                                 pt->below, pt->stream));
     if (pt->below >= 0)
-        MGPU_TRY(mgpu_nccl_recv(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_HALO_BOTTOM),
-                                n, pt->below, pt->stream));
+        MGPU_TRY(mgpu_nccl_recv(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_HALO_BOTTOM), n,
+                                pt->below, pt->stream));
     if (pt->above >= 0)
         MGPU_TRY(mgpu_nccl_recv(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_HALO_TOP), n,
                                 pt->above, pt->stream));
@@ -754,9 +767,8 @@ static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
          * parts, and a part that is its own neighbour (or has none) waits
          * for nobody's. */
         if (pt->delivered == step)
-            return has_other_neighbour(pt)
-                       ? mgpu_event_record(pt->sent[parity], pt->stream)
-                       : MGPU_OK;
+            return has_other_neighbour(pt) ? mgpu_event_record(pt->sent[parity], pt->stream)
+                                           : MGPU_OK;
         /* fall through */
     case MGPU_EXCHANGE_PEER:
     case MGPU_EXCHANGE_PEER_ASYNC:
@@ -765,8 +777,8 @@ static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
             MGPU_TRY(push_rows(st, pt, step, MGPU_ROW_FIRST, &st->parts[pt->above],
                                MGPU_ROW_HALO_BOTTOM));
         if (pt->below >= 0)
-            MGPU_TRY(push_rows(st, pt, step, MGPU_ROW_LAST, &st->parts[pt->below],
-                               MGPU_ROW_HALO_TOP));
+            MGPU_TRY(
+                push_rows(st, pt, step, MGPU_ROW_LAST, &st->parts[pt->below], MGPU_ROW_HALO_TOP));
         /* The receivers' streams wait for this event, not for the host. */
         if (st->mode != MGPU_EXCHANGE_PEER)
             MGPU_TRY(mgpu_event_record(pt->sent[parity], pt->stream));
@@ -775,15 +787,14 @@ static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
     case MGPU_EXCHANGE_MAPPED: {
         /* Both edge blocks go to host memory; the receivers fetch them after
          * the barrier, so the copy must be complete when send returns. */
-        float *edges = st->mode == MGPU_EXCHANGE_MAPPED ? pt->edges_dev[parity]
-                                                        : pt->edges[parity];
+        float *edges = st->mode == MGPU_EXCHANGE_MAPPED ? pt->edges_dev[parity] : pt->edges[parity];
         const mgpu_row rows[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
         for (int e = 0; e < 2; e++) {
             float *dst = edges + (size_t) e * (size_t) st->halo * pt->pitch;
             const float *src = row_of(st, pt, step, local_row_of(st, pt, rows[e], true));
             if (st->mode == MGPU_EXCHANGE_MAPPED)
-                MGPU_TRY(mgpu_copy_row_kernel(dst, src, (long long) block_floats(st, pt),
-                                              pt->stream));
+                MGPU_TRY(
+                    mgpu_copy_row_kernel(dst, src, (long long) block_floats(st, pt), pt->stream));
             else
                 MGPU_TRY(mgpu_memcpy_async(dst, src, block_bytes(st, pt), pt->stream));
         }
@@ -792,8 +803,9 @@ static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
     case MGPU_EXCHANGE_NCCL:
         return nccl_exchange(st, pt, step);
     default:
-        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "--exchange=%s is done by the strategy, "
-                                               "not the stencil domain",
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED,
+                         "--exchange=%s is done by the strategy, "
+                         "not the stencil domain",
                          mgpu_exchange_name(st->mode));
     }
 }
@@ -867,16 +879,14 @@ mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
 /* Local rows [L0, L1) of step STEP on STREAM; rows L0 and L1-1 of the
  * result also go to FIRST_TO and LAST_TO unless NULL. */
 static mgpu_status compute_local(mgpu_stencil *st, part *pt, long long step, long long l0,
-                                 long long l1, float *first_to, float *last_to,
-                                 mgpu_stream *stream)
+                                 long long l1, float *first_to, float *last_to, mgpu_stream *stream)
 {
     MGPU_TRY(mgpu_fault_check(pt->slab.part, step));
     MGPU_TRY(check_current(pt));
     mgpu_trace_begin(MGPU_TRACE_COMPUTE, pt->slab.device, step);
     mgpu_status status = mgpu_stencil_rows_sending(st->desc.kernel, pt->buf[buffer_of(st, step)],
-                                                   pt->buf[buffer_of(st, step + 1)],
-                                                   st->desc.nx, pt->pitch, l0, l1, first_to,
-                                                   last_to, stream);
+                                                   pt->buf[buffer_of(st, step + 1)], st->desc.nx,
+                                                   pt->pitch, l0, l1, first_to, last_to, stream);
     mgpu_trace_end();
     return status;
 }
@@ -886,8 +896,9 @@ mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, l
 {
     part *pt = &st->parts[p];
     if (r0 < pt->slab.row_begin || r1 > pt->slab.row_end)
-        return mgpu_fail(MGPU_ERR_USAGE, "part %d: rows [%lld, %lld) are outside its slab "
-                                         "[%lld, %lld)",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "part %d: rows [%lld, %lld) are outside its slab "
+                         "[%lld, %lld)",
                          p, r0, r1, pt->slab.row_begin, pt->slab.row_end);
     if (st->halo != 1)
         return mgpu_fail(MGPU_ERR_UNSUPPORTED, "computing part of a slab: --halo must be 1");
@@ -919,9 +930,8 @@ static mgpu_status compute_pass(mgpu_stencil *st, part *pt, long long step, long
                      (pt->below < 0 ? MGPU_ROWS_FIXED_BOTTOM : 0);
     mgpu_trace_begin(MGPU_TRACE_COMPUTE, pt->slab.device, step);
     mgpu_status status = mgpu_stencil_rows_blocked(st->desc.kernel, pt->buf[buffer_of(st, step)],
-                                                   pt->buf[buffer_of(st, step + n)],
-                                                   st->desc.nx, pt->pitch, l0, l1, (int) n,
-                                                   fixed, pt->stream);
+                                                   pt->buf[buffer_of(st, step + n)], st->desc.nx,
+                                                   pt->pitch, l0, l1, (int) n, fixed, pt->stream);
     mgpu_trace_end();
     MGPU_TRY(status);
     if (st->halo > 1 && orders_by_event(st))
@@ -939,8 +949,7 @@ mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)
     bool sending = st->mode == MGPU_EXCHANGE_DIRECT && neighbours_local(st, pt);
     MGPU_TRY(compute_local(st, pt, step, 1, pt->rows + 1,
                            sending ? halo_of_next(st, pt->above, step, true) : NULL,
-                           sending ? halo_of_next(st, pt->below, step, false) : NULL,
-                           pt->stream));
+                           sending ? halo_of_next(st, pt->below, step, false) : NULL, pt->stream));
     if (sending)
         pt->delivered = step + 1;
     return MGPU_OK;

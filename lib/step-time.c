@@ -40,8 +40,8 @@ static mgpu_status time_batch(const mgpu_options *opt, float *a, float *b, size_
 }
 
 static mgpu_status measure(const mgpu_options *opt, float *a, float *b, size_t pitch,
-                           long long rows, mgpu_stream *stream, mgpu_event *start,
-                           mgpu_event *stop, double *seconds)
+                           long long rows, mgpu_stream *stream, mgpu_event *start, mgpu_event *stop,
+                           double *seconds)
 {
     double t;
     int n = 1;

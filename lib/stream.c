@@ -109,8 +109,7 @@ mgpu_status mgpu_stream_synchronize(mgpu_stream *stream)
 {
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda())
-        MGPU_CUDA(cudaStreamSynchronize(mgpu_stream_cuda(stream)),
-                  stream ? stream->device : -1);
+        MGPU_CUDA(cudaStreamSynchronize(mgpu_stream_cuda(stream)), stream ? stream->device : -1);
 #endif
     (void) stream;
     return MGPU_OK;

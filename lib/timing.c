@@ -15,13 +15,13 @@ double mgpu_now(void)
     /* MONOTONIC: never steps back or jumps when the wall clock is set.
      * It cannot fail with a valid clock and pointer. */
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+    return (double) now.tv_sec + 1e-9 * (double) now.tv_nsec;
 }
 
 static int compare_doubles(const void *a, const void *b)
 {
-    double x = *(const double *)a;
-    double y = *(const double *)b;
+    double x = *(const double *) a;
+    double y = *(const double *) b;
 
     return (x > y) - (x < y);
 }
@@ -32,7 +32,7 @@ mgpu_stats mgpu_stats_of(double *samples, int n)
 
     if (samples == NULL || n <= 0)
         return stats;
-    qsort(samples, (size_t)n, sizeof *samples, compare_doubles);
+    qsort(samples, (size_t) n, sizeof *samples, compare_doubles);
     stats.min = samples[0];
     stats.max = samples[n - 1];
     if (n % 2 == 1)

@@ -22,10 +22,8 @@
 #include "trace.h"
 
 static const char *const kind_names[MGPU_TRACE_KINDS] = {
-    [MGPU_TRACE_STEP] = "step",
-    [MGPU_TRACE_SEND] = "exchange send",
-    [MGPU_TRACE_RECV] = "exchange recv",
-    [MGPU_TRACE_EXCHANGE] = "exchange",
+    [MGPU_TRACE_STEP] = "step",          [MGPU_TRACE_SEND] = "exchange send",
+    [MGPU_TRACE_RECV] = "exchange recv", [MGPU_TRACE_EXCHANGE] = "exchange",
     [MGPU_TRACE_COMPUTE] = "compute",
 };
 
@@ -55,8 +53,7 @@ static void create_domain(void)
             snprintf(name, sizeof name, "%s dev %d", kind_names[k], d);
             trace.names[k][d] = nvtxDomainRegisterStringA(trace.domain, name);
         }
-        trace.names[k][MGPU_MAX_DEVICES] = nvtxDomainRegisterStringA(trace.domain,
-                                                                     kind_names[k]);
+        trace.names[k][MGPU_MAX_DEVICES] = nvtxDomainRegisterStringA(trace.domain, kind_names[k]);
     }
     trace.replay[0] = nvtxDomainRegisterStringA(trace.domain, "graph replay");
     for (int s = 1; s <= MGPU_GRAPH_STEPS; s++) {

@@ -19,8 +19,12 @@
 static mgpu_status single_device_run(const mgpu_options *opt, float *field)
 {
     mgpu_stencil_desc desc = {
-        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel,
-        .exchange = MGPU_EXCHANGE_AUTO, .seed = opt->seed, .nparts = 1,
+        .nx = opt->nx,
+        .ny = opt->ny,
+        .kernel = opt->kernel,
+        .exchange = MGPU_EXCHANGE_AUTO,
+        .seed = opt->seed,
+        .nparts = 1,
     };
     mgpu_stencil *st;
     MGPU_TRY(mgpu_stencil_create(&st, &desc));
@@ -79,8 +83,9 @@ mgpu_status mgpu_verify_field(const float *field, const mgpu_options *opt, mgpu_
                            &bad);
         record->verified = bad == 0;
         if (bad)
-            status = mgpu_fail(MGPU_ERR_VERIFY, "%lld of %lld cells differ from the %s "
-                                                "reference (max relative error %g)",
+            status = mgpu_fail(MGPU_ERR_VERIFY,
+                               "%lld of %lld cells differ from the %s "
+                               "reference (max relative error %g)",
                                bad, opt->nx * opt->ny, record->verify, record->max_error);
     }
     free(ref);

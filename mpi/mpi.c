@@ -61,8 +61,9 @@ static const char *const overlap_names[] = {"off", "on", NULL};
 static long long overlap; /* an index of overlap_names: 1 on */
 
 static const mgpu_extra_option extra[] = {
-    {"overlap", "on: compute the rows that read no halo while the halos travel "
-                "(MPI_Isend/MPI_Irecv); off: MPI_Sendrecv, then compute",
+    {"overlap",
+     "on: compute the rows that read no halo while the halos travel "
+     "(MPI_Isend/MPI_Irecv); off: MPI_Sendrecv, then compute",
      overlap_names, 0, 1, 0, &overlap, "on"},
     {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
@@ -86,10 +87,10 @@ static struct {
     int hosts;
     int node_of[MGPU_MAX_DEVICES]; /* each rank's node, named by its lowest rank
                                       (unknown beyond MGPU_MAX_DEVICES ranks) */
-    int node_devices;            /* devices this rank sees */
-    int device;                  /* the one it drives */
-    int aware;                   /* the MPI takes device memory: cuda_aware() */
-    char cpus[MGPU_BIND_TEXT];   /* the CPUs it runs on (--bind) */
+    int node_devices;              /* devices this rank sees */
+    int device;                    /* the one it drives */
+    int aware;                     /* the MPI takes device memory: cuda_aware() */
+    char cpus[MGPU_BIND_TEXT];     /* the CPUs it runs on (--bind) */
     char host[MPI_MAX_PROCESSOR_NAME];
     char where[MPI_MAX_PROCESSOR_NAME + 32]; /* "rank R on HOST" */
 } me;
@@ -268,26 +269,32 @@ static mgpu_status prepare(void *ctx, const mgpu_options *opt)
 {
     (void) ctx;
     if (opt->devices && opt->devices != me.ranks)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--devices: %d, but mpirun started %d rank%s, one "
-                                              "per device (accepted: %d, or leave it out)",
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--devices: %d, but mpirun started %d rank%s, one "
+                              "per device (accepted: %d, or leave it out)",
                               opt->devices, me.ranks, me.ranks == 1 ? "" : "s", me.ranks);
     if (me.ranks > MGPU_MAX_DEVICES)
-        return mgpu_error_set(MGPU_ERR_USAGE, "mpirun -np %d: too many ranks (accepted: 1 to %d, "
-                                              "one per device)", me.ranks, MGPU_MAX_DEVICES);
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "mpirun -np %d: too many ranks (accepted: 1 to %d, "
+                              "one per device)",
+                              me.ranks, MGPU_MAX_DEVICES);
     if (opt->ny - 2 < me.ranks)
-        return mgpu_error_set(MGPU_ERR_USAGE, "mpirun -np %d: each rank needs an interior row, "
-                                              "but --ny=%lld has %lld (accepted: 1 to %lld ranks)",
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "mpirun -np %d: each rank needs an interior row, "
+                              "but --ny=%lld has %lld (accepted: 1 to %lld ranks)",
                               me.ranks, opt->ny, opt->ny - 2, opt->ny - 2);
     /* Message sizes, strides and displacements are ints in MPI. */
     if (opt->nx > INT_MAX - 64 || opt->ny > INT_MAX)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--nx, --ny: %lld x %lld is too large for MPI's "
-                                              "int counts (accepted: nx up to %d, ny up to %d)",
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--nx, --ny: %lld x %lld is too large for MPI's "
+                              "int counts (accepted: nx up to %d, ny up to %d)",
                               opt->nx, opt->ny, INT_MAX - 64, INT_MAX);
     if (overlap && opt->halo > 1)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--overlap: on overlaps one-row halos with the rows "
-                                              "that read none, and --halo=%d exchanges %d rows "
-                                              "every %d steps (accepted with --halo above 1: "
-                                              "--overlap=off)",
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--overlap: on overlaps one-row halos with the rows "
+                              "that read none, and --halo=%d exchanges %d rows "
+                              "every %d steps (accepted with --halo above 1: "
+                              "--overlap=off)",
                               opt->halo, opt->halo, opt->halo);
 
     /* The host backend gives each rank of a node a "device" of its own. */
@@ -317,18 +324,18 @@ static mgpu_status prepare(void *ctx, const mgpu_options *opt)
 /* The ranks of a phase of runs (a communicator of their own), this rank's
  * slab of the grid, and where its halos come from and go to. */
 struct domain {
-    MPI_Comm comm;           /* part p of the grid is rank p of COMM */
+    MPI_Comm comm; /* part p of the grid is rank p of COMM */
     mgpu_stencil *st;
     int part, nparts;
     int nx;
-    int to[2], from[2];      /* per direction; MPI_PROC_NULL at a fixed boundary */
-    size_t block_floats;     /* a block of --halo rows, padding between them included */
-    MPI_Datatype block;      /* what a message carries: --halo rows of nx floats */
-    float *staging;          /* staged: pinned blocks, outgoing UP, DOWN, incoming UP, DOWN */
-    mgpu_event *edges_ready; /* --overlap: the rows to send are ready */
-    MPI_Win window;          /* ipc: the memory that holds BARRIER, shared by the ranks */
+    int to[2], from[2];         /* per direction; MPI_PROC_NULL at a fixed boundary */
+    size_t block_floats;        /* a block of --halo rows, padding between them included */
+    MPI_Datatype block;         /* what a message carries: --halo rows of nx floats */
+    float *staging;             /* staged: pinned blocks, outgoing UP, DOWN, incoming UP, DOWN */
+    mgpu_event *edges_ready;    /* --overlap: the rows to send are ready */
+    MPI_Win window;             /* ipc: the memory that holds BARRIER, shared by the ranks */
     pthread_barrier_t *barrier; /* ipc: where the ranks meet at an exchange */
-    mgpu_ipc_halo *ipc;      /* ipc: the neighbours' buffers and events, mapped here */
+    mgpu_ipc_halo *ipc;         /* ipc: the neighbours' buffers and events, mapped here */
 };
 
 /* The two messages of an exchange.  UP carries a slab's first K rows to the
@@ -368,9 +375,17 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
     /* The domain holds the one local part; the halos are this file's job,
      * or (nccl) the stencil domain's. */
     mgpu_stencil_desc desc = {
-        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = MGPU_EXCHANGE_MPI,
-        .seed = opt->seed, .nparts = dm->nparts, .first_part = dm->part, .local_parts = 1,
-        .devices = devices, .halo = opt->halo, .time_block = opt->time_block,
+        .nx = opt->nx,
+        .ny = opt->ny,
+        .kernel = opt->kernel,
+        .exchange = MGPU_EXCHANGE_MPI,
+        .seed = opt->seed,
+        .nparts = dm->nparts,
+        .first_part = dm->part,
+        .local_parts = 1,
+        .devices = devices,
+        .halo = opt->halo,
+        .time_block = opt->time_block,
         .steps = opt->steps,
     };
     mgpu_nccl_id id;
@@ -491,9 +506,8 @@ static mgpu_status step_plain(domain *dm, long long step, bool compute)
         if (status == MGPU_OK)
             status = mgpu_stream_synchronize(mgpu_stencil_stream(dm->st, dm->part));
         for (int d = 0; d < 2 && status == MGPU_OK; d++)
-            MPI_Sendrecv(outgoing(dm, step, d), 1, dm->block, dm->to[d], d,
-                         incoming(dm, step, d), 1, dm->block, dm->from[d], d, dm->comm,
-                         MPI_STATUS_IGNORE);
+            MPI_Sendrecv(outgoing(dm, step, d), 1, dm->block, dm->to[d], d, incoming(dm, step, d),
+                         1, dm->block, dm->from[d], d, dm->comm, MPI_STATUS_IGNORE);
         if (status == MGPU_OK)
             status = halos_in(dm, step);
         mgpu_trace_end();
@@ -523,8 +537,7 @@ static mgpu_status step_overlapped(domain *dm, long long step, bool compute)
     for (int d = 0; d < 2; d++)
         MPI_Irecv(incoming(dm, step, d), 1, dm->block, dm->from[d], d, dm->comm, &requests[d]);
     for (int d = 0; d < 2; d++)
-        MPI_Isend(outgoing(dm, step, d), 1, dm->block, dm->to[d], d, dm->comm,
-                  &requests[2 + d]);
+        MPI_Isend(outgoing(dm, step, d), 1, dm->block, dm->to[d], d, dm->comm, &requests[2 + d]);
     MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
     mgpu_status status = halos_in(dm, step);
     mgpu_trace_end();
@@ -532,8 +545,7 @@ static mgpu_status step_overlapped(domain *dm, long long step, bool compute)
     if (!compute)
         return MGPU_OK;
     MGPU_TRY(mgpu_stencil_compute_rows(st, p, step, first, first + 1, stream));
-    return last > first ? mgpu_stencil_compute_rows(st, p, step, last, last + 1, stream)
-                        : MGPU_OK;
+    return last > first ? mgpu_stencil_compute_rows(st, p, step, last, last + 1, stream) : MGPU_OK;
 }
 
 static mgpu_status step_messages(domain *dm, long long step, bool compute)
@@ -568,8 +580,8 @@ static mgpu_status ipc_connect(domain *dm)
     MPI_Barrier(dm->comm);
     mgpu_ipc_part handles, parts[MGPU_MAX_DEVICES];
     MGPU_TRY(mgpu_ipc_halo_create(&dm->ipc, dm->st, dm->part, node_barrier, dm, &handles));
-    MPI_Allgather(&handles, (int) sizeof handles, MPI_BYTE, parts, (int) sizeof handles,
-                  MPI_BYTE, dm->comm);
+    MPI_Allgather(&handles, (int) sizeof handles, MPI_BYTE, parts, (int) sizeof handles, MPI_BYTE,
+                  dm->comm);
     return mgpu_ipc_halo_connect(dm->ipc, parts);
 }
 
@@ -598,8 +610,7 @@ static mgpu_status step_nccl(domain *dm, long long step, bool compute)
 
 /* STEPS steps from the field the domain holds; with COMPUTE false the
  * kernels are left out (the exchanges alone). */
-static mgpu_status run_steps(domain *dm, long long steps, bool compute,
-                             mgpu_progress *progress)
+static mgpu_status run_steps(domain *dm, long long steps, bool compute, mgpu_progress *progress)
 {
     for (long long step = 0; step < steps; step++) {
         mgpu_trace_begin(MGPU_TRACE_STEP, me.device, step);
@@ -626,8 +637,9 @@ static mgpu_status mpi_usable(const mgpu_options *opt)
     (void) opt;
     if (mgpu_backend_active() != MGPU_BACKEND_CUDA || me.aware > 0)
         return MGPU_OK;
-    return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=mpi: this MPI library %s device memory "
-                                          "(CUDA-aware: %s); use --exchange=staged",
+    return mgpu_error_set(MGPU_ERR_USAGE,
+                          "--exchange=mpi: this MPI library %s device memory "
+                          "(CUDA-aware: %s); use --exchange=staged",
                           me.aware == 0 ? "cannot take" : "does not say whether it takes",
                           cuda_aware_name(me.aware));
 }
@@ -638,16 +650,18 @@ static mgpu_status ipc_usable(const mgpu_options *opt)
 {
     (void) opt;
     if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc needs the cuda backend: a host "
-                                              "device's memory is private to its rank (the %s "
-                                              "backend supports: staged, mpi)",
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--exchange=ipc needs the cuda backend: a host "
+                              "device's memory is private to its rank (the %s "
+                              "backend supports: staged, mpi)",
                               mgpu_backend_name(mgpu_backend_active()));
     if (me.hosts > 1) {
         char nodes[MGPU_MAX_DEVICES * 8];
         node_ranks_text(nodes, sizeof nodes);
-        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc: CUDA IPC joins the ranks of one "
-                                              "node, and these run on %d (ranks by node: %s; "
-                                              "accepted across nodes: staged, mpi)",
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--exchange=ipc: CUDA IPC joins the ranks of one "
+                              "node, and these run on %d (ranks by node: %s; "
+                              "accepted across nodes: staged, mpi)",
                               me.hosts, nodes);
     }
     if (overlap)
@@ -662,9 +676,11 @@ static mgpu_status ipc_usable(const mgpu_options *opt)
             if (a != b)
                 MGPU_TRY(mgpu_peer_can_access(a, b, &can));
             if (!can)
-                return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=ipc: device %d cannot access "
-                                                      "device %d's memory (no peer access); use "
-                                                      "--exchange=staged", a, b);
+                return mgpu_error_set(MGPU_ERR_USAGE,
+                                      "--exchange=ipc: device %d cannot access "
+                                      "device %d's memory (no peer access); use "
+                                      "--exchange=staged",
+                                      a, b);
         }
     }
     return MGPU_OK;

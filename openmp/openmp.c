@@ -34,11 +34,13 @@ static long long cpu_control;
 static long long use_graph;
 
 static const mgpu_extra_option extra[] = {
-    {"cpu-control", "one more run, the CPU control field computed in a concurrent OpenMP "
-                    "section; reports how much of it the devices' work hid",
+    {"cpu-control",
+     "one more run, the CPU control field computed in a concurrent OpenMP "
+     "section; reports how much of it the devices' work hid",
      NULL, 0, 1, 1, &cpu_control, NULL},
-    {"graph", "every device's steps captured into one CUDA graph once, thread 0 replays "
-              "it, many steps a launch",
+    {"graph",
+     "every device's steps captured into one CUDA graph once, thread 0 replays "
+     "it, many steps a launch",
      NULL, 0, 0, 1, &use_graph, NULL},
     {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
@@ -56,8 +58,7 @@ static const mgpu_program program = {
 /* Arrive at the next barrier with STATUS, how the work since the last one
  * went; false when some thread failed, and all leave.  *WAITED gets the
  * seconds spent there. */
-static bool arrive(mgpu_failure *failure, mgpu_status status, long long *barrier,
-                   double *waited)
+static bool arrive(mgpu_failure *failure, mgpu_status status, long long *barrier, double *waited)
 {
     if (status != MGPU_OK)
         mgpu_failure_record(failure, status, *barrier);
@@ -177,7 +178,8 @@ static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, const graph_s
         if (got == n) {
             steps(st, run, omp_get_thread_num(), &failure, g, &sum, &sync_sum);
         } else if (omp_get_thread_num() == 0) {
-            mgpu_status status = mgpu_error_set(MGPU_ERR_SYSTEM, "OpenMP gave %d threads, %d "
+            mgpu_status status = mgpu_error_set(MGPU_ERR_SYSTEM,
+                                                "OpenMP gave %d threads, %d "
                                                 "devices need one each (OMP_THREAD_LIMIT?)",
                                                 got, n);
             mgpu_failure_record(&failure, status, 0);
@@ -231,12 +233,13 @@ static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, const grap
     mgpu_record_set_number(run->record, "cpu_control_s", cpu_s);
     mgpu_record_set_number(run->record, "concurrent_s", both);
     mgpu_record_set_number(run->record, "cpu_control_hidden",
-                           hidden < 0.0 ? 0.0 : hidden > 1.0 ? 1.0 : hidden);
+                           hidden < 0.0   ? 0.0
+                           : hidden > 1.0 ? 1.0
+                                          : hidden);
     return MGPU_OK;
 }
 
-static mgpu_status timed_runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g,
-                              float *control)
+static mgpu_status timed_runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g, float *control)
 {
     double waited = 0.0;
     if (g->graph && run->record)
@@ -308,9 +311,15 @@ static mgpu_status openmp(void *ctx, mgpu_run *run)
     (void) ctx;
     const mgpu_options *opt = run->opt;
     mgpu_stencil_desc desc = {
-        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = opt->exchange,
-        .seed = opt->seed, .nparts = run->ndevices, .halo = opt->halo,
-        .time_block = opt->time_block, .steps = opt->steps,
+        .nx = opt->nx,
+        .ny = opt->ny,
+        .kernel = opt->kernel,
+        .exchange = opt->exchange,
+        .seed = opt->seed,
+        .nparts = run->ndevices,
+        .halo = opt->halo,
+        .time_block = opt->time_block,
+        .steps = opt->steps,
     };
     omp_set_dynamic(0); /* exactly one thread per device */
     mgpu_stencil *st;
@@ -333,8 +342,8 @@ static mgpu_status openmp(void *ctx, mgpu_run *run)
      * mgpu-single does (lib/stencil-graph.c says why not each thread its
      * own); thread 0 of each run replays them. */
     graph_steps g = {NULL, 0, 0};
-    if (status == MGPU_OK && use_graph && (status = mgpu_stencil_graph_check(st, "--graph")) ==
-                                              MGPU_OK)
+    if (status == MGPU_OK && use_graph &&
+        (status = mgpu_stencil_graph_check(st, "--graph")) == MGPU_OK)
         g.k = mgpu_stencil_graph_steps(st, opt->steps), g.first = mgpu_stencil_graph_first(st);
     for (int p = 0; p < run->ndevices && status == MGPU_OK && g.k > 0; p++)
         status = mgpu_stencil_reset(st, p);
@@ -348,7 +357,4 @@ static mgpu_status openmp(void *ctx, mgpu_run *run)
     return status;
 }
 
-int main(int argc, char **argv)
-{
-    return mgpu_main(&program, argc, argv, openmp, NULL);
-}
+int main(int argc, char **argv) { return mgpu_main(&program, argc, argv, openmp, NULL); }

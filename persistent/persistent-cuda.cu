@@ -296,8 +296,8 @@ __device__ void overlap_pass(const persistent_part &d, const shape &sh, long lon
 
 // The barrier protocol's pass: every tile (or the edge tiles alone), the halo writes fenced.
 template <mgpu_kernel K, int VEC, bool COMPUTE>
-__device__ void barrier_pass(const persistent_part &d, const shape &sh, const float *in,
-                             float *out, float *up, float *down)
+__device__ void barrier_pass(const persistent_part &d, const shape &sh, const float *in, float *out,
+                             float *up, float *down)
 {
     const long long end = COMPUTE ? sh.tiles : sh.edge_tiles;
     bool wrote_peer = false;
@@ -400,9 +400,10 @@ extern "C" mgpu_status persistent_check_device(int device)
     int cooperative = 0;
     MGPU_CUDA(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device), device);
     if (!cooperative)
-        return mgpu_fail(MGPU_ERR_USAGE, "device %d cannot launch cooperative kernels "
-                                         "(cudaDevAttrCooperativeLaunch is 0): the persistent "
-                                         "kernel needs all its blocks resident at once",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "device %d cannot launch cooperative kernels "
+                         "(cudaDevAttrCooperativeLaunch is 0): the persistent "
+                         "kernel needs all its blocks resident at once",
                          device);
     return MGPU_OK;
 }
@@ -419,8 +420,9 @@ extern "C" mgpu_status persistent_prepare(persistent_part *d, int blocks_per_sm)
     MGPU_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), dev);
     MGPU_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, block_threads, 0), dev);
     if (fit < 1)
-        return mgpu_fail(MGPU_ERR_USAGE, "device %d: no block of %d threads of the persistent "
-                                         "kernel fits on a multiprocessor",
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "device %d: no block of %d threads of the persistent "
+                         "kernel fits on a multiprocessor",
                          dev, block_threads);
     if (blocks_per_sm > fit)
         blocks_per_sm = fit;
@@ -443,8 +445,7 @@ extern "C" mgpu_status persistent_launch(const persistent_part *d, mgpu_stream *
     void *args[] = {&copy};
     MGPU_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(kernel_of(d)),
                                           dim3(static_cast<unsigned>(d->blocks)),
-                                          dim3(block_threads), args, 0,
-                                          mgpu_stream_cuda(stream)),
+                                          dim3(block_threads), args, 0, mgpu_stream_cuda(stream)),
               mgpu_stream_device(stream));
     return MGPU_OK;
 }

@@ -31,15 +31,17 @@ static long long blocks_per_sm = 1;
 static long long wait_limit_s = 10;
 
 static const mgpu_extra_option extra[] = {
-    {"protocol", "how a device meets its neighbours each step: overlap (only the warps of the "
-                 "edge rows wait for the neighbours' flags, the interior is computed meanwhile) "
-                 "or barrier (compute all, grid barrier, flags, grid barrier)",
+    {"protocol",
+     "how a device meets its neighbours each step: overlap (only the warps of the "
+     "edge rows wait for the neighbours' flags, the interior is computed meanwhile) "
+     "or barrier (compute all, grid barrier, flags, grid barrier)",
      protocol_names, 0, 1, 0, &protocol, NULL},
-    {"blocks-per-sm", "persistent blocks of 1024 threads per multiprocessor (fewer where they "
-                      "do not fit)",
+    {"blocks-per-sm",
+     "persistent blocks of 1024 threads per multiprocessor (fewer where they "
+     "do not fit)",
      NULL, 1, 32, 0, &blocks_per_sm, NULL},
-    {"wait-limit", "seconds a kernel waits for a neighbour before it stops the run", NULL, 1,
-     3600, 0, &wait_limit_s, NULL},
+    {"wait-limit", "seconds a kernel waits for a neighbour before it stops the run", NULL, 1, 3600,
+     0, &wait_limit_s, NULL},
     {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -55,9 +57,10 @@ static const mgpu_program program = {
 static mgpu_status needs_cuda(void)
 {
     mgpu_backend backend = mgpu_backend_active();
-    return mgpu_error_set(MGPU_ERR_USAGE, "needs the CUDA backend: the %s backend was chosen "
-                                          "(%s), whose devices run one kernel to its end at a "
-                                          "time, so kernels that wait for each other never end",
+    return mgpu_error_set(MGPU_ERR_USAGE,
+                          "needs the CUDA backend: the %s backend was chosen "
+                          "(%s), whose devices run one kernel to its end at a "
+                          "time, so kernels that wait for each other never end",
                           mgpu_backend_name(backend), mgpu_backend_reason());
 }
 
@@ -71,7 +74,6 @@ typedef struct state {
     persistent_signal *signal_dev;             /* and the devices' */
     persistent_part parts[MGPU_MAX_DEVICES];
 } state;
-
 
 /* MGPU_INJECT_FAULT: the kernels cannot fail on purpose at a step without a
  * check inside the step loop, so the host asks for every part and step
@@ -97,18 +99,23 @@ static mgpu_status check_devices(const mgpu_run *run)
     int periodic = run->opt->kernel == MGPU_KERNEL_JACOBI;
     for (int p = 0; p < n; p++) {
         MGPU_TRY(persistent_check_device(p));
-        int neighbours[2] = {p > 0 ? p - 1 : periodic ? n - 1 : -1,
-                             p < n - 1 ? p + 1 : periodic ? 0 : -1};
+        int neighbours[2] = {p > 0      ? p - 1
+                             : periodic ? n - 1
+                                        : -1,
+                             p < n - 1  ? p + 1
+                             : periodic ? 0
+                                        : -1};
         for (int k = 0; k < 2; k++) {
             int q = neighbours[k], can;
             if (q < 0 || q == p)
                 continue;
             MGPU_TRY(mgpu_peer_can_access(p, q, &can));
             if (!can)
-                return mgpu_error_set(MGPU_ERR_USAGE, "device %d cannot access device %d's "
-                                                      "memory (no peer access): the persistent "
-                                                      "kernels write their neighbours' halos "
-                                                      "and flags through peer pointers",
+                return mgpu_error_set(MGPU_ERR_USAGE,
+                                      "device %d cannot access device %d's "
+                                      "memory (no peer access): the persistent "
+                                      "kernels write their neighbours' halos "
+                                      "and flags through peer pointers",
                                       p, q);
         }
     }
@@ -122,11 +129,18 @@ static void describe(state *s, const mgpu_run *run, int part)
     int above = mgpu_stencil_above(s->st, part), below = mgpu_stencil_below(s->st, part);
     persistent_part *d = &s->parts[part];
     *d = (persistent_part){
-        .kernel = run->opt->kernel, .protocol = (int) protocol, .compute = run->compute,
-        .part = part, .nx = run->opt->nx, .rows = slab->row_end - slab->row_begin,
-        .pitch = mgpu_stencil_pitch(s->st, part), .steps = run->opt->steps,
-        .wait_above = above >= 0 && above != part, .wait_below = below >= 0 && below != part,
-        .flags = s->flags[part], .signal = s->signal_dev,
+        .kernel = run->opt->kernel,
+        .protocol = (int) protocol,
+        .compute = run->compute,
+        .part = part,
+        .nx = run->opt->nx,
+        .rows = slab->row_end - slab->row_begin,
+        .pitch = mgpu_stencil_pitch(s->st, part),
+        .steps = run->opt->steps,
+        .wait_above = above >= 0 && above != part,
+        .wait_below = below >= 0 && below != part,
+        .flags = s->flags[part],
+        .signal = s->signal_dev,
         .wait_limit_ns = wait_limit_s * 1000000000LL,
     };
     for (int b = 0; b < 2; b++) {
@@ -149,8 +163,12 @@ static mgpu_status state_create(state *s, const mgpu_run *run)
     /* direct: the stencil domain enables peer access between neighbours, so
      * that the kernels may use each other's pointers. */
     mgpu_stencil_desc desc = {
-        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel,
-        .exchange = MGPU_EXCHANGE_DIRECT, .seed = opt->seed, .nparts = run->ndevices,
+        .nx = opt->nx,
+        .ny = opt->ny,
+        .kernel = opt->kernel,
+        .exchange = MGPU_EXCHANGE_DIRECT,
+        .seed = opt->seed,
+        .nparts = run->ndevices,
     };
     MGPU_TRY(mgpu_stencil_create(&s->st, &desc));
     s->nparts = run->ndevices;
@@ -192,8 +210,8 @@ static mgpu_status reset(state *s)
 {
     for (int p = 0; p < s->nparts; p++) {
         MGPU_TRY(mgpu_stencil_reset(s->st, p));
-        MGPU_TRY(mgpu_memset(mgpu_stencil_device(s->st, p), s->flags[p], 0,
-                             sizeof(persistent_flags)));
+        MGPU_TRY(
+            mgpu_memset(mgpu_stencil_device(s->st, p), s->flags[p], 0, sizeof(persistent_flags)));
     }
     for (int p = 0; p < s->nparts; p++)
         MGPU_TRY(mgpu_device_synchronize(mgpu_stencil_device(s->st, p)));
@@ -237,9 +255,10 @@ static mgpu_status wait_all(state *s, mgpu_status status)
     if (status != MGPU_OK)
         return mgpu_error_set(status, "%s", first);
     if (signal->stop == STOP_TIMEOUT)
-        return mgpu_error_set(MGPU_ERR_SYSTEM, "device %d waited more than %lld s for a "
-                                               "neighbour's halo of step %lld; every kernel "
-                                               "stopped (--wait-limit)",
+        return mgpu_error_set(MGPU_ERR_SYSTEM,
+                              "device %d waited more than %lld s for a "
+                              "neighbour's halo of step %lld; every kernel "
+                              "stopped (--wait-limit)",
                               mgpu_stencil_device(s->st, signal->part), wait_limit_s, signal->step);
     if (signal->stop != STOP_NONE)
         return mgpu_error_set(MGPU_ERR_SYSTEM, "the run was stopped (%d)", signal->stop);
@@ -317,7 +336,4 @@ static mgpu_status device_driven(void *ctx, mgpu_run *run)
 #endif
 }
 
-int main(int argc, char **argv)
-{
-    return mgpu_main(&program, argc, argv, device_driven, NULL);
-}
+int main(int argc, char **argv) { return mgpu_main(&program, argc, argv, device_driven, NULL); }

@@ -53,14 +53,17 @@ static long long cpu_control;
 static long long use_graph;
 
 static const mgpu_extra_option extra[] = {
-    {"mode", "step: each worker steps its device, a barrier per step (book 10.4); "
-             "persistent: the main thread steps the workers, two barriers per step (10.5)",
+    {"mode",
+     "step: each worker steps its device, a barrier per step (book 10.4); "
+     "persistent: the main thread steps the workers, two barriers per step (10.5)",
      mode_names, 0, 1, 0, &mode, NULL},
-    {"cpu-control", "with --mode=persistent: the main thread computes the CPU control field "
-                    "between the barriers; reports how much of it the devices' work hid",
+    {"cpu-control",
+     "with --mode=persistent: the main thread computes the CPU control field "
+     "between the barriers; reports how much of it the devices' work hid",
      NULL, 0, 1, 1, &cpu_control, NULL},
-    {"graph", "with --mode=step: every device's steps captured into one CUDA graph once, "
-              "worker 0 replays it, many steps a launch",
+    {"graph",
+     "with --mode=step: every device's steps captured into one CUDA graph once, "
+     "worker 0 replays it, many steps a launch",
      NULL, 0, 0, 1, &use_graph, NULL},
     {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
@@ -97,12 +100,12 @@ struct team {
     pthread_mutex_t gate; /* held by the main thread while it creates workers */
     bool complete;        /* every worker was created */
     mgpu_failure failure;
-    pthread_barrier_t barrier;       /* step mode: the workers */
-    pthread_barrier_t start, finish; /* persistent: the workers and the main thread */
-    enum command command;            /* persistent: the order at "start", */
-    long long step;                  /* its step, */
-    long long commands;              /* and how many came before it */
-    mgpu_graph *graph;               /* --graph: graph_steps steps after */
+    pthread_barrier_t barrier;          /* step mode: the workers */
+    pthread_barrier_t start, finish;    /* persistent: the workers and the main thread */
+    enum command command;               /* persistent: the order at "start", */
+    long long step;                     /* its step, */
+    long long commands;                 /* and how many came before it */
+    mgpu_graph *graph;                  /* --graph: graph_steps steps after */
     long long graph_first, graph_steps; /* the first, issued plainly */
     worker workers[MGPU_MAX_DEVICES];
 };
@@ -128,7 +131,7 @@ static mgpu_status system_error(const char *call, int err)
 /* Create one worker per part.  They wait at the gate until all exist: when
  * one cannot be created, those that were leave at once instead of waiting
  * forever at a barrier for a worker that never comes. */
-static mgpu_status team_start(team *t, void *(*fn)(void *))
+static mgpu_status team_start(team *t, void *(*fn)(void *arg))
 {
     int created, err = 0;
     pthread_mutex_lock(&t->gate);
@@ -302,8 +305,7 @@ static mgpu_status step_mode(team *t)
         double waited = 0.0;
         for (int p = 0; p < t->n; p++)
             waited += t->workers[p].waited;
-        mgpu_record_set_number(t->run->record, "barrier_wait_s",
-                               waited / t->n / t->run->repeats);
+        mgpu_record_set_number(t->run->record, "barrier_wait_s", waited / t->n / t->run->repeats);
     }
     return status;
 }
@@ -326,10 +328,9 @@ static mgpu_status control_init(control *c, const mgpu_options *opt)
     c->cur = malloc(bytes);
     c->next = malloc(bytes);
     if (!c->cur || !c->next)
-        return mgpu_error_set(MGPU_ERR_NOMEM, "--cpu-control: 2 x %zu bytes of host memory",
-                              bytes);
-    mgpu_field_initial_rows(c->cur, (size_t) opt->nx, opt->kernel, opt->nx, opt->ny, 0,
-                            opt->ny, opt->seed);
+        return mgpu_error_set(MGPU_ERR_NOMEM, "--cpu-control: 2 x %zu bytes of host memory", bytes);
+    mgpu_field_initial_rows(c->cur, (size_t) opt->nx, opt->kernel, opt->nx, opt->ny, 0, opt->ny,
+                            opt->seed);
     memcpy(c->next, c->cur, bytes); /* the boundary, which no step writes */
     return MGPU_OK;
 }
@@ -339,8 +340,7 @@ static void control_step(control *c)
     const mgpu_options *opt = c->opt;
     double start = mgpu_now();
     mgpu_field_fill_halo_rows(c->cur, opt->kernel, opt->nx, opt->ny);
-    mgpu_stencil_rows_host(opt->kernel, c->cur, c->next, opt->nx, (size_t) opt->nx, 1,
-                           opt->ny - 1);
+    mgpu_stencil_rows_host(opt->kernel, c->cur, c->next, opt->nx, (size_t) opt->nx, 1, opt->ny - 1);
     float *swap = c->cur;
     c->cur = c->next;
     c->next = swap;
@@ -467,7 +467,9 @@ static mgpu_status persistent_mode(team *t, control *c)
             mgpu_record_set_number(run->record, "cpu_control_s", c->seconds);
             mgpu_record_set_number(run->record, "concurrent_s", both);
             mgpu_record_set_number(run->record, "cpu_control_hidden",
-                                   hidden < 0.0 ? 0.0 : hidden > 1.0 ? 1.0 : hidden);
+                                   hidden < 0.0   ? 0.0
+                                   : hidden > 1.0 ? 1.0
+                                                  : hidden);
         }
         release(t, CMD_QUIT, 0);
         team_join(t);
@@ -502,9 +504,15 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
         return mgpu_error_set(MGPU_ERR_USAGE, "--graph: only with --mode=step, where the "
                                               "workers issue the steps themselves");
     mgpu_stencil_desc desc = {
-        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = opt->exchange,
-        .seed = opt->seed, .nparts = run->ndevices, .halo = opt->halo,
-        .time_block = opt->time_block, .steps = opt->steps,
+        .nx = opt->nx,
+        .ny = opt->ny,
+        .kernel = opt->kernel,
+        .exchange = opt->exchange,
+        .seed = opt->seed,
+        .nparts = run->ndevices,
+        .halo = opt->halo,
+        .time_block = opt->time_block,
+        .steps = opt->steps,
     };
     team *t = calloc(1, sizeof *t);
     if (!t)
@@ -525,8 +533,7 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
     for (int p = 0; p < t->n && status == MGPU_OK && t->graph_steps > 0; p++)
         status = mgpu_stencil_reset(t->st, p);
     if (status == MGPU_OK && t->graph_steps > 0)
-        status = mgpu_stencil_capture_steps(t->st, t->n, t->graph_steps, run->compute,
-                                            &t->graph);
+        status = mgpu_stencil_capture_steps(t->st, t->n, t->graph_steps, run->compute, &t->graph);
     mgpu_failure_init(&t->failure);
     pthread_mutex_init(&t->gate, NULL);
     if (run->record) {
@@ -556,7 +563,4 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
     return status;
 }
 
-int main(int argc, char **argv)
-{
-    return mgpu_main(&program, argc, argv, pthreads, NULL);
-}
+int main(int argc, char **argv) { return mgpu_main(&program, argc, argv, pthreads, NULL); }

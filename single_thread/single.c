@@ -23,11 +23,13 @@ static long long context = CONTEXT_RUNTIME;
 static long long use_graph;
 
 static const mgpu_extra_option extra[] = {
-    {"context", "how the thread switches devices: runtime (cudaSetDevice) or driver "
-                "(cuCtxPushCurrent/cuCtxPopCurrent)",
+    {"context",
+     "how the thread switches devices: runtime (cudaSetDevice) or driver "
+     "(cuCtxPushCurrent/cuCtxPopCurrent)",
      context_names, 0, 1, 0, &context, NULL},
-    {"graph", "capture the steps of every device into a CUDA graph once, then replay it, "
-              "many steps a launch",
+    {"graph",
+     "capture the steps of every device into a CUDA graph once, then replay it, "
+     "many steps a launch",
      NULL, 0, 0, 1, &use_graph, NULL},
     {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
@@ -47,10 +49,7 @@ static mgpu_status enter(int device)
     return context == CONTEXT_DRIVER ? mgpu_context_push(device) : mgpu_device_set(device);
 }
 
-static mgpu_status leave(void)
-{
-    return context == CONTEXT_DRIVER ? mgpu_context_pop() : MGPU_OK;
-}
+static mgpu_status leave(void) { return context == CONTEXT_DRIVER ? mgpu_context_pop() : MGPU_OK; }
 
 static mgpu_status send_all(mgpu_stencil *st, int n, long long step)
 {
@@ -164,9 +163,15 @@ static mgpu_status single_thread(void *ctx, mgpu_run *run)
     (void) ctx;
     const mgpu_options *opt = run->opt;
     mgpu_stencil_desc desc = {
-        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = opt->exchange,
-        .seed = opt->seed, .nparts = run->ndevices, .halo = opt->halo,
-        .time_block = opt->time_block, .steps = opt->steps,
+        .nx = opt->nx,
+        .ny = opt->ny,
+        .kernel = opt->kernel,
+        .exchange = opt->exchange,
+        .seed = opt->seed,
+        .nparts = run->ndevices,
+        .halo = opt->halo,
+        .time_block = opt->time_block,
+        .steps = opt->steps,
     };
     mgpu_stencil *st;
     mgpu_status status = mgpu_stencil_create(&st, &desc);
@@ -194,7 +199,4 @@ static mgpu_status single_thread(void *ctx, mgpu_run *run)
     return status;
 }
 
-int main(int argc, char **argv)
-{
-    return mgpu_main(&program, argc, argv, single_thread, NULL);
-}
+int main(int argc, char **argv) { return mgpu_main(&program, argc, argv, single_thread, NULL); }

@@ -39,8 +39,12 @@ static mgpu_status state_create(const mgpu_run *run, monitor_state *ms)
     memset(ms, 0, sizeof *ms);
     /* The workers write their neighbours' halos themselves: direct. */
     mgpu_stencil_desc desc = {
-        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel,
-        .exchange = MGPU_EXCHANGE_DIRECT, .seed = opt->seed, .nparts = run->ndevices,
+        .nx = opt->nx,
+        .ny = opt->ny,
+        .kernel = opt->kernel,
+        .exchange = MGPU_EXCHANGE_DIRECT,
+        .seed = opt->seed,
+        .nparts = run->ndevices,
     };
     MGPU_TRY(mgpu_stencil_create(&ms->st, &desc));
     ms->nparts = run->ndevices;
@@ -95,9 +99,14 @@ static mgpu_status describe(const monitor_state *ms, const mgpu_run *run, int pa
     const mgpu_slab *s = mgpu_stencil_slab(ms->st, part);
     int above = mgpu_stencil_above(ms->st, part), below = mgpu_stencil_below(ms->st, part);
     *d = (mgpu_persistent_desc){
-        .kernel = run->opt->kernel, .nx = run->opt->nx, .rows = s->row_end - s->row_begin,
-        .pitch = mgpu_stencil_pitch(ms->st, part), .counters = ms->counters[part],
-        .signal = ms->signal_dev, .part = part, .steps = run->opt->steps,
+        .kernel = run->opt->kernel,
+        .nx = run->opt->nx,
+        .rows = s->row_end - s->row_begin,
+        .pitch = mgpu_stencil_pitch(ms->st, part),
+        .counters = ms->counters[part],
+        .signal = ms->signal_dev,
+        .part = part,
+        .steps = run->opt->steps,
         .compute = run->compute,
     };
     for (int b = 0; b < 2; b++) {
@@ -134,8 +143,8 @@ static int least_progress(const monitor_state *ms)
 /* Read the progress in mapped memory while the workers run, printing it
  * (every tenth of the run) when PRINT; *SEEN counts the values the host saw
  * before the end.  Returns once every worker has ended. */
-static mgpu_status watch(monitor_state *ms, long long steps, int print,
-                         mgpu_progress *progress, int *seen)
+static mgpu_status watch(monitor_state *ms, long long steps, int print, mgpu_progress *progress,
+                         int *seen)
 {
     volatile mgpu_signal *signal = ms->signal;
     int last = 0;
@@ -167,8 +176,9 @@ static mgpu_status watch(monitor_state *ms, long long steps, int print,
             }
         } else if (mgpu_now() - changed > WATCHDOG_S && !signal->stop) {
             signal->stop = 1;
-            mgpu_error_set(MGPU_ERR_SYSTEM, "monitor: no step finished for %d s (at step %d of "
-                                            "%lld); every kernel was stopped",
+            mgpu_error_set(MGPU_ERR_SYSTEM,
+                           "monitor: no step finished for %d s (at step %d of "
+                           "%lld); every kernel was stopped",
                            WATCHDOG_S, least, steps);
             return MGPU_ERR_SYSTEM;
         }
@@ -194,8 +204,8 @@ static mgpu_status wait_all(monitor_state *ms, mgpu_status status)
 }
 
 /* One run from the initial field: launch, watch, wait. */
-static mgpu_status monitor_run(monitor_state *ms, const mgpu_run *run, int print,
-                               double *seconds, int *seen)
+static mgpu_status monitor_run(monitor_state *ms, const mgpu_run *run, int print, double *seconds,
+                               int *seen)
 {
     volatile mgpu_signal *signal = ms->signal;
     for (int p = 0; p < ms->nparts; p++) {
@@ -239,8 +249,9 @@ static mgpu_status monitor_run(monitor_state *ms, const mgpu_run *run, int print
         int part = signal->failed_part - 1;
         if (part < 0 || part >= ms->nparts)
             return mgpu_error_set(MGPU_ERR_SYSTEM, "monitor: the run was stopped");
-        return mgpu_error_set(MGPU_ERR_FAULT, "device %d failed at step %lld "
-                                              "(MGPU_INJECT_FAULT); every kernel stopped",
+        return mgpu_error_set(MGPU_ERR_FAULT,
+                              "device %d failed at step %lld "
+                              "(MGPU_INJECT_FAULT); every kernel stopped",
                               mgpu_stencil_slab(ms->st, part)->device, signal->failed_step);
     }
     if (print)

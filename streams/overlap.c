@@ -100,9 +100,15 @@ mgpu_status streams_domain_create(streams_domain *dom, const mgpu_options *opt, 
 {
     memset(dom, 0, sizeof *dom);
     mgpu_stencil_desc desc = {
-        .nx = opt->nx, .ny = opt->ny, .kernel = opt->kernel, .exchange = mode,
-        .seed = opt->seed, .nparts = nparts, .halo = opt->halo,
-        .time_block = opt->time_block, .steps = opt->steps,
+        .nx = opt->nx,
+        .ny = opt->ny,
+        .kernel = opt->kernel,
+        .exchange = mode,
+        .seed = opt->seed,
+        .nparts = nparts,
+        .halo = opt->halo,
+        .time_block = opt->time_block,
+        .steps = opt->steps,
     };
     MGPU_TRY(mgpu_stencil_create(&dom->st, &desc));
     dom->nparts = nparts;

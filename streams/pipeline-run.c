@@ -35,7 +35,7 @@ typedef struct pipeline_state {
     mgpu_pipeline *pipe[MGPU_MAX_DEVICES];
     size_t device_bytes; /* the most one device holds */
     chunk_work work;
-    float *field[2];     /* pinned: the field before even and odd steps */
+    float *field[2]; /* pinned: the field before even and odd steps */
 } pipeline_state;
 
 /* One chunk's step on the device.  D_IN starts one halo row above the
@@ -80,8 +80,9 @@ static mgpu_status choose_chunks(const streams_options *o, pipeline_state *ps, i
     MGPU_TRY(budget_of(o, desc->device, &budget));
     if (o->chunks) {
         if (o->chunks > desc->rows)
-            return mgpu_error_set(MGPU_ERR_USAGE, "--chunks: %lld is more than the %lld rows "
-                                                  "of device %d's slab (accepted: 1 to %lld)",
+            return mgpu_error_set(MGPU_ERR_USAGE,
+                                  "--chunks: %lld is more than the %lld rows "
+                                  "of device %d's slab (accepted: 1 to %lld)",
                                   o->chunks, desc->rows, desc->device, desc->rows);
         desc->chunks = (int) o->chunks;
         MGPU_TRY(mgpu_pipeline_device_bytes(desc, &bytes));
@@ -95,10 +96,11 @@ static mgpu_status choose_chunks(const streams_options *o, pipeline_state *ps, i
         }
     }
     if (bytes > budget)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--device-memory: device %d may hold %zu bytes, "
-                                              "and %d streams of chunks of %lld rows need %zu "
-                                              "(accepted: more --chunks, fewer --streams or "
-                                              "more --device-memory)",
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--device-memory: device %d may hold %zu bytes, "
+                              "and %d streams of chunks of %lld rows need %zu "
+                              "(accepted: more --chunks, fewer --streams or "
+                              "more --device-memory)",
                               desc->device, budget, desc->streams,
                               (desc->rows + desc->chunks - 1) / desc->chunks, bytes);
     if (bytes > ps->device_bytes)
@@ -106,8 +108,7 @@ static mgpu_status choose_chunks(const streams_options *o, pipeline_state *ps, i
     return MGPU_OK;
 }
 
-static mgpu_status state_create(const streams_options *o, const mgpu_run *run,
-                                pipeline_state *ps)
+static mgpu_status state_create(const streams_options *o, const mgpu_run *run, pipeline_state *ps)
 {
     const mgpu_options *opt = run->opt;
     memset(ps, 0, sizeof *ps);
@@ -118,10 +119,14 @@ static mgpu_status state_create(const streams_options *o, const mgpu_run *run,
     for (int d = 0; d < ps->ndevices; d++) {
         const mgpu_slab *s = &ps->slab[d];
         ps->desc[d] = (mgpu_pipeline_desc){
-            .device = d, .nx = opt->nx, .host_pitch = (size_t) opt->nx,
-            .rows = s->row_end - s->row_begin, .halo = 1,
+            .device = d,
+            .nx = opt->nx,
+            .host_pitch = (size_t) opt->nx,
+            .rows = s->row_end - s->row_begin,
+            .halo = 1,
             .streams = o->streams ? (int) o->streams : DEFAULT_STREAMS,
-            .fn = chunk_step, .arg = &ps->work,
+            .fn = chunk_step,
+            .arg = &ps->work,
         };
         MGPU_TRY(choose_chunks(o, ps, d));
         MGPU_TRY(mgpu_pipeline_create(&ps->pipe[d], &ps->desc[d]));
@@ -151,8 +156,7 @@ static void reset(pipeline_state *ps)
 {
     const mgpu_options *opt = ps->opt;
     size_t nx = (size_t) opt->nx, ny = (size_t) opt->ny;
-    mgpu_field_initial_rows(ps->field[0], nx, opt->kernel, opt->nx, opt->ny, 0, opt->ny,
-                            opt->seed);
+    mgpu_field_initial_rows(ps->field[0], nx, opt->kernel, opt->nx, opt->ny, 0, opt->ny, opt->seed);
     memcpy(ps->field[1], ps->field[0], nx * sizeof(float));
     memcpy(ps->field[1] + (ny - 1) * nx, ps->field[0] + (ny - 1) * nx, nx * sizeof(float));
     memset(ps->field[1] + nx, 0xff, (ny - 2) * nx * sizeof(float));
@@ -220,8 +224,7 @@ static mgpu_status serial_steps(pipeline_state *ps, mgpu_progress *progress, sta
             size_t row = (size_t) ps->slab[d].row_begin * nx;
             double up, work, down;
             MGPU_TRY(mgpu_fault_check(d, step));
-            MGPU_TRY(mgpu_pipeline_run_serial(ps->pipe[d], in + row, out + row, &up, &work,
-                                         &down));
+            MGPU_TRY(mgpu_pipeline_run_serial(ps->pipe[d], in + row, out + row, &up, &work, &down));
             t->upload += up;
             t->compute += work;
             t->download += down;
@@ -241,8 +244,7 @@ static mgpu_status time_runs(pipeline_state *ps, const mgpu_run *run, double *se
         reset(ps);
         mgpu_progress_run(run->progress, r);
         double start = mgpu_now();
-        MGPU_TRY(stages ? serial_steps(ps, run->progress, &t)
-                        : pipelined_steps(ps, run->progress));
+        MGPU_TRY(stages ? serial_steps(ps, run->progress, &t) : pipelined_steps(ps, run->progress));
         if (r >= run->warmup) {
             seconds[r - run->warmup] = mgpu_now() - start;
             if (stages)
@@ -272,8 +274,7 @@ static mgpu_status compare(pipeline_state *ps, const mgpu_run *run, double pipel
     double *up = calloc((size_t) n, sizeof *up), *work = calloc((size_t) n, sizeof *work);
     double *down = calloc((size_t) n, sizeof *down);
     stage_times *stages = calloc((size_t) n, sizeof *stages);
-    mgpu_progress_begin(run->progress, "serial chunks", run->warmup, run->repeats,
-                        run->compute);
+    mgpu_progress_begin(run->progress, "serial chunks", run->warmup, run->repeats, run->compute);
     mgpu_status status = serial && up && work && down && stages
                              ? time_runs(ps, run, serial, stages)
                              : mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory");

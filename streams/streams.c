@@ -43,29 +43,36 @@ static streams_options options = {.overlap = STREAMS_OVERLAP_AUTO};
 #define OVERLAP_MIN_CELLS_GRAPH (1LL << 21)
 
 static const mgpu_extra_option extra[] = {
-    {"overlap", "on: send the edge rows while the interior rows compute; off: one kernel a "
-                "step, which in mode direct also sends them; auto: on where there is more "
-                "than one device and each has 32Mi cells or more (2Mi with --graph)",
+    {"overlap",
+     "on: send the edge rows while the interior rows compute; off: one kernel a "
+     "step, which in mode direct also sends them; auto: on where there is more "
+     "than one device and each has 32Mi cells or more (2Mi with --graph)",
      overlap_names, 0, 2, 0, &options.overlap, "on"},
-    {"graph", "capture up to 32 steps of every device into a CUDA graph once, then replay "
-              "it",
+    {"graph",
+     "capture up to 32 steps of every device into a CUDA graph once, then replay "
+     "it",
      NULL, 0, 0, 1, &options.graph, NULL},
-    {"compare-exchange", "also time the halos alone with cudaMemcpyPeer and "
-                         "cudaMemcpyPeerAsync (the book's table 11.1)",
+    {"compare-exchange",
+     "also time the halos alone with cudaMemcpyPeer and "
+     "cudaMemcpyPeerAsync (the book's table 11.1)",
      NULL, 0, 0, 1, &options.compare_exchange, NULL},
-    {"pipeline", "keep the field in pinned host memory and stream it through the devices "
-                 "in chunks each step (book 11.1)",
+    {"pipeline",
+     "keep the field in pinned host memory and stream it through the devices "
+     "in chunks each step (book 11.1)",
      NULL, 0, 0, 1, &options.pipeline, NULL},
-    {"chunks", "with --pipeline: chunks per device and step; 0: the fewest that fit "
-               "--device-memory, at least 16 per stream",
+    {"chunks",
+     "with --pipeline: chunks per device and step; 0: the fewest that fit "
+     "--device-memory, at least 16 per stream",
      NULL, 0, INT_MAX, 0, &options.chunks, NULL},
     {"streams", "with --pipeline: streams per device; 0: 3 (upload, compute, download)", NULL, 0,
      64, 0, &options.streams, NULL},
-    {"device-memory", "with --pipeline: bytes each device may hold, with K, M, G or T (powers of "
-                      "1024) if wanted; 0: nine tenths of what it has free",
+    {"device-memory",
+     "with --pipeline: bytes each device may hold, with K, M, G or T (powers of "
+     "1024) if wanted; 0: nine tenths of what it has free",
      NULL, 0, 1LL << 62, MGPU_EXTRA_SIZE, &options.device_memory, NULL},
-    {"monitor", "run all steps in one persistent kernel per device and print its progress, "
-                "which a monitor kernel passes on (book 11.2)",
+    {"monitor",
+     "run all steps in one persistent kernel per device and print its progress, "
+     "which a monitor kernel passes on (book 11.2)",
      NULL, 0, 0, 1, &options.monitor, NULL},
     {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
@@ -88,8 +95,9 @@ static mgpu_status check_request(const streams_options *o, const mgpu_options *o
 {
     const char *mode = o->graph ? "--graph" : o->pipeline ? "--pipeline" : "--monitor";
     if (opt->halo > 1 && (o->graph || o->pipeline || o->monitor))
-        return mgpu_error_set(MGPU_ERR_USAGE, "--halo: %s exchanges one row a step (accepted "
-                                              "with %s: --halo=1)",
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--halo: %s exchanges one row a step (accepted "
+                              "with %s: --halo=1)",
                               mode, mode);
     if (opt->halo > 1 && o->overlap == STREAMS_OVERLAP_ON)
         return mgpu_error_set(MGPU_ERR_USAGE, "--halo: --overlap=on exchanges one row a step "
@@ -115,18 +123,18 @@ static mgpu_status check_request(const streams_options *o, const mgpu_options *o
                                               "size the chunks of --pipeline, which was not "
                                               "asked for");
     if (o->compare_exchange && (o->pipeline || o->monitor))
-        return mgpu_error_set(MGPU_ERR_USAGE, "--compare-exchange: times the exchange of the "
-                                              "default and --graph modes, not of %s",
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--compare-exchange: times the exchange of the "
+                              "default and --graph modes, not of %s",
                               o->pipeline ? "--pipeline" : "--monitor");
     if ((o->graph || o->monitor) && mgpu_backend_active() != MGPU_BACKEND_CUDA)
-        return mgpu_error_set(MGPU_ERR_USAGE,
-                              "%s: needs the CUDA backend, and this run has the %s backend, "
-                              "which runs work as it is issued: %s (use --backend=cuda on a "
-                              "machine with a GPU)",
-                              o->graph ? "--graph" : "--monitor",
-                              mgpu_backend_name(mgpu_backend_active()),
-                              o->graph ? "there is no graph to capture"
-                                       : "no kernel is ever running to be watched");
+        return mgpu_error_set(
+            MGPU_ERR_USAGE,
+            "%s: needs the CUDA backend, and this run has the %s backend, "
+            "which runs work as it is issued: %s (use --backend=cuda on a "
+            "machine with a GPU)",
+            o->graph ? "--graph" : "--monitor", mgpu_backend_name(mgpu_backend_active()),
+            o->graph ? "there is no graph to capture" : "no kernel is ever running to be watched");
     if (o->graph && opt->exchange == MGPU_EXCHANGE_PEER)
         return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=peer: cudaMemcpyPeer synchronises "
                                               "the devices and cannot be captured into a "
@@ -137,8 +145,7 @@ static mgpu_status check_request(const streams_options *o, const mgpu_options *o
                                               "memory, where the devices' rows meet, and "
                                               "exchanges nothing between devices (leave "
                                               "--exchange out)");
-    if (o->monitor && opt->exchange != MGPU_EXCHANGE_AUTO &&
-        opt->exchange != MGPU_EXCHANGE_DIRECT)
+    if (o->monitor && opt->exchange != MGPU_EXCHANGE_AUTO && opt->exchange != MGPU_EXCHANGE_DIRECT)
         return mgpu_error_set(MGPU_ERR_USAGE, "--exchange: --monitor's kernels write their "
                                               "neighbours' halos themselves (accepted: "
                                               "direct, or leave --exchange out)");
@@ -192,8 +199,7 @@ static mgpu_status compare_exchange(streams_domain *dom, const mgpu_run *run)
 {
     static const mgpu_exchange modes[2] = {MGPU_EXCHANGE_PEER, MGPU_EXCHANGE_PEER_ASYNC};
     static const char *const keys[2] = {"halo_peer_ms", "halo_peer_async_ms"};
-    static const char *const names[2] = {"halos by cudaMemcpyPeer",
-                                         "halos by cudaMemcpyPeerAsync"};
+    static const char *const names[2] = {"halos by cudaMemcpyPeer", "halos by cudaMemcpyPeerAsync"};
     mgpu_exchange mode = dom->mode;
     double ms[2], host;
     mgpu_status status = MGPU_OK;
@@ -227,8 +233,8 @@ static mgpu_status compare(const streams_options *o, streams_domain *dom, const 
         /* With deep halos, or NCCL's, the stencil domain steps, overlap or
          * not: there is no other variant to time. */
         dom->overlap = !dom->overlap;
-        mgpu_status status = time_variant(dom, run, dom->overlap ? "overlap on" : "overlap off",
-                                          1, &other_s, &other_host_s);
+        mgpu_status status = time_variant(dom, run, dom->overlap ? "overlap on" : "overlap off", 1,
+                                          &other_s, &other_host_s);
         dom->overlap = !dom->overlap;
         MGPU_TRY(status);
         double on = dom->overlap ? time_s : other_s, off = dom->overlap ? other_s : time_s;

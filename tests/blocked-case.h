@@ -52,8 +52,8 @@ static float *blocked_buffer(size_t bytes)
  * 0 of the active backend.  Input rows that the contract says need not be
  * held are NaN, so reading one shows; OUT starts as NaN and must keep it
  * everywhere but the band's interior.  Returns whether all that held. */
-static int blocked_case(mgpu_kernel kernel, long long nx, size_t pitch, long long r0,
-                        long long r1, int steps, unsigned fixed, unsigned seed)
+static int blocked_case(mgpu_kernel kernel, long long nx, size_t pitch, long long r0, long long r1,
+                        int steps, unsigned fixed, unsigned seed)
 {
     const long long rows = r1 + steps + 1;
     const size_t cells = (size_t) rows * pitch, bytes = cells * sizeof(float);
@@ -90,8 +90,7 @@ static int blocked_case(mgpu_kernel kernel, long long nx, size_t pitch, long lon
         next = t;
     }
     if (status == MGPU_OK)
-        status = mgpu_stencil_rows_blocked(kernel, d_in, d_out, nx, pitch, r0, r1, steps, fixed,
-                                           s);
+        status = mgpu_stencil_rows_blocked(kernel, d_in, d_out, nx, pitch, r0, r1, steps, fixed, s);
     if (status == MGPU_OK)
         status = mgpu_stream_synchronize(s);
     if (status == MGPU_OK)

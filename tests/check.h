@@ -12,18 +12,18 @@
 static int check_failures;
 static int check_count;
 
-#define CHECK(cond, ...)                                                                \
-    do {                                                                                \
-        check_count++;                                                                  \
-        if (cond) {                                                                     \
-            printf("ok %d - ", check_count);                                            \
-        } else {                                                                        \
-            check_failures++;                                                           \
-            printf("FAIL %d (%s:%d: %s) - ", check_count, __FILE__, __LINE__, #cond);   \
-        }                                                                               \
-        printf(__VA_ARGS__);                                                            \
-        printf("\n");                                                                   \
-        fflush(stdout);                                                                 \
+#define CHECK(cond, ...)                                                              \
+    do {                                                                              \
+        check_count++;                                                                \
+        if (cond) {                                                                   \
+            printf("ok %d - ", check_count);                                          \
+        } else {                                                                      \
+            check_failures++;                                                         \
+            printf("FAIL %d (%s:%d: %s) - ", check_count, __FILE__, __LINE__, #cond); \
+        }                                                                             \
+        printf(__VA_ARGS__);                                                          \
+        printf("\n");                                                                 \
+        fflush(stdout);                                                               \
     } while (0)
 
 static inline int check_done(void)

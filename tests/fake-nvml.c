@@ -34,8 +34,16 @@ static const struct gpu {
 } gpus[3] = {
     {0, 0x18, {{1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 1}, {1, SWITCH}, {1, SWITCH}, {0, NONE}}},
     {0, 0x2a, {{1, 0}, {1, 0}, {1, 0}, {1, 0}, {0, NONE}, {0, NONE}, {0, NONE}, {0, NONE}}},
-    {1, 0x3b, {{1, SWITCH}, {1, SWITCH}, {1, SWITCH}, {0, NONE}, {0, NONE}, {0, NONE}, {0, NONE},
-               {0, NONE}}},
+    {1,
+     0x3b,
+     {{1, SWITCH},
+      {1, SWITCH},
+      {1, SWITCH},
+      {0, NONE},
+      {0, NONE},
+      {0, NONE},
+      {0, NONE},
+      {0, NONE}}},
 };
 
 /* nvmlReturn_t values */
@@ -98,8 +106,7 @@ int nvmlDeviceGetNvLinkRemotePciInfo_v2(void *device, unsigned int n, pci *remot
     memset(remote, 0, sizeof *remote);
     remote->domain = l->remote == SWITCH ? 0 : gpus[l->remote].domain;
     remote->bus = l->remote == SWITCH ? 0xc0 : gpus[l->remote].bus;
-    snprintf(remote->bus_id, sizeof remote->bus_id, "%08X:%02X:00.0", remote->domain,
-             remote->bus);
+    snprintf(remote->bus_id, sizeof remote->bus_id, "%08X:%02X:00.0", remote->domain, remote->bus);
     return OK;
 }
 

@@ -17,8 +17,12 @@ int main(void)
         fprintf(stderr, "mgpu_init: %s\n", mgpu_last_error());
         return 1;
     }
-    mgpu_stencil_desc desc = {.nx = nx, .ny = ny, .kernel = MGPU_KERNEL_PATTERN2D,
-                              .exchange = MGPU_EXCHANGE_PEER, .seed = seed, .nparts = 2};
+    mgpu_stencil_desc desc = {.nx = nx,
+                              .ny = ny,
+                              .kernel = MGPU_KERNEL_PATTERN2D,
+                              .exchange = MGPU_EXCHANGE_PEER,
+                              .seed = seed,
+                              .nparts = 2};
     mgpu_stencil *st;
     float *field = calloc((size_t) (nx * ny), sizeof(float));
     float *ref = calloc((size_t) (nx * ny), sizeof(float));
@@ -34,7 +38,8 @@ int main(void)
             if ((s = mgpu_device_set(p)) == MGPU_OK)
                 s = mgpu_stencil_send(st, p, step);
         for (int p = 0; p < 2 && s == MGPU_OK; p++)
-            if ((s = mgpu_device_set(p)) == MGPU_OK && (s = mgpu_stencil_recv(st, p, step)) == MGPU_OK)
+            if ((s = mgpu_device_set(p)) == MGPU_OK &&
+                (s = mgpu_stencil_recv(st, p, step)) == MGPU_OK)
                 s = mgpu_stencil_compute(st, p, step);
     }
     for (int p = 0; p < 2 && s == MGPU_OK; p++)
@@ -54,7 +59,7 @@ int main(void)
     free(field);
     free(ref);
     printf("mgpu %s, %s backend, 2 devices, %lldx%lld, %lld steps: %lld cells differ from "
-           "the reference\n", MGPU_VERSION, mgpu_backend_name(mgpu_backend_active()), nx, ny,
-           steps, bad);
+           "the reference\n",
+           MGPU_VERSION, mgpu_backend_name(mgpu_backend_active()), nx, ny, steps, bad);
     return bad == 0 ? 0 : 1;
 }

@@ -45,8 +45,8 @@ static void test_usage(void)
 {
     float f[27] = {0};
     for (int steps = 0; steps <= MGPU_TIME_BLOCK_MAX + 1; steps += MGPU_TIME_BLOCK_MAX + 1)
-        CHECK(mgpu_stencil_rows_blocked_host(MGPU_KERNEL_JACOBI, f, f + 9, 3, 3, 1, 2, steps,
-                                             0) == MGPU_ERR_USAGE,
+        CHECK(mgpu_stencil_rows_blocked_host(MGPU_KERNEL_JACOBI, f, f + 9, 3, 3, 1, 2, steps, 0) ==
+                  MGPU_ERR_USAGE,
               "%d steps: %s", steps, mgpu_last_error());
 }
 

@@ -61,20 +61,18 @@ static void *device_buffer(int device, size_t bytes)
 
 static void test_devices(void)
 {
-    CHECK(mgpu_device_count(&ndevices) == MGPU_OK && ndevices >= 1, "%d CUDA device(s)",
-          ndevices);
+    CHECK(mgpu_device_count(&ndevices) == MGPU_OK && ndevices >= 1, "%d CUDA device(s)", ndevices);
     for (int d = 0; d < ndevices; d++) {
         mgpu_device_info info;
         mgpu_status status = mgpu_device_info_get(d, &info);
         CHECK(status == MGPU_OK && info.index == d && info.name[0] != '\0' &&
                   info.total_bytes > 0 && info.multiprocessors > 0,
               "device %d: %s, %.1f GiB, %d multiprocessors, cc %d.%d", d, info.name,
-              info.total_bytes / 1073741824.0, info.multiprocessors, info.cc_major,
-              info.cc_minor);
+              info.total_bytes / 1073741824.0, info.multiprocessors, info.cc_major, info.cc_minor);
     }
     mgpu_device_info info;
-    CHECK(mgpu_device_info_get(ndevices, &info) == MGPU_ERR_USAGE,
-          "device %d does not exist: %s", ndevices, mgpu_last_error());
+    CHECK(mgpu_device_info_get(ndevices, &info) == MGPU_ERR_USAGE, "device %d does not exist: %s",
+          ndevices, mgpu_last_error());
 }
 
 /* Runtime API switching (cudaSetDevice) and driver API push/pop. */
@@ -97,8 +95,8 @@ static void test_current_device(void)
         if (status == MGPU_OK)
             status = mgpu_device_get(&after);
         CHECK(status == MGPU_OK && pushed == d && after == 0,
-              "context push %d over device 0: current %d, after the pop %d%s%s", d, pushed,
-              after, status == MGPU_OK ? "" : ": ", status == MGPU_OK ? "" : mgpu_last_error());
+              "context push %d over device 0: current %d, after the pop %d%s%s", d, pushed, after,
+              status == MGPU_OK ? "" : ": ", status == MGPU_OK ? "" : mgpu_last_error());
     }
     mgpu_device_set(0);
 }
@@ -308,8 +306,8 @@ static void test_cross_device_event(void)
 /* Fill SRC on device S with a fresh pattern, clear DST on device D, copy by
  * METHOD and read DST back. */
 enum copy_method { BY_PEER, BY_PEER_ASYNC, BY_STAGED, BY_BEST, METHODS };
-static const char *const method_names[METHODS] = {"cudaMemcpyPeer", "cudaMemcpyPeerAsync",
-                                                  "staged", "device to device"};
+static const char *const method_names[METHODS] = {"cudaMemcpyPeer", "cudaMemcpyPeerAsync", "staged",
+                                                  "device to device"};
 
 static void copy_pair(int s, int d, enum copy_method method, int can)
 {
@@ -385,8 +383,7 @@ static void test_peer(void)
             if (status == MGPU_OK && can)
                 status = mgpu_peer_enable(s, d); /* twice is fine */
             if (status == MGPU_OK && !can)
-                status = mgpu_peer_enable(s, d) == MGPU_ERR_UNSUPPORTED ? MGPU_OK
-                                                                        : MGPU_ERR_VERIFY;
+                status = mgpu_peer_enable(s, d) == MGPU_ERR_UNSUPPORTED ? MGPU_OK : MGPU_ERR_VERIFY;
             CHECK(status == MGPU_OK && (can == 0 || can == 1),
                   "device %d %s device %d's memory; enabling behaves accordingly", s,
                   can ? "can access" : "cannot access", d);
@@ -396,7 +393,6 @@ static void test_peer(void)
 }
 
 /* -------------------------------------------------------------- the kernels */
-
 
 /* One step on rows [R0, R1) of an NX x NY field with rows PITCH floats apart,
  * on device D, against the C reference; every other cell must keep the
@@ -444,7 +440,7 @@ static void stencil_case(int d, mgpu_kernel kernel, long long nx, long long ny, 
 
 static void test_stencil(int d)
 {
-    static const long long sizes[][2] = {{37, 29}, {1001, 7}, {4097, 33}, {3, 3},
+    static const long long sizes[][2] = {{37, 29}, {1001, 7},  {4097, 33}, {3, 3},
                                          {130, 5}, {2048, 17}, {33, 70}};
     for (int k = MGPU_KERNEL_PATTERN2D; k <= MGPU_KERNEL_JACOBI; k++)
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -491,9 +487,15 @@ static void test_pipeline(int d, mgpu_kernel kernel, int chunks, int streams, in
     memcpy(want + PIPE_NX, in + PIPE_NX, (size_t) (PIPE_NY - 2) * PIPE_NX * sizeof(float));
     mgpu_stencil_rows_host(kernel, in, want, PIPE_NX, PIPE_NX, 1, PIPE_NY - 1);
 
-    mgpu_pipeline_desc desc = {.device = d, .nx = PIPE_NX, .host_pitch = PIPE_NX,
-                               .rows = PIPE_NY - 2, .halo = 1, .chunks = chunks,
-                               .streams = streams, .fn = pipeline_step, .arg = &kernel};
+    mgpu_pipeline_desc desc = {.device = d,
+                               .nx = PIPE_NX,
+                               .host_pitch = PIPE_NX,
+                               .rows = PIPE_NY - 2,
+                               .halo = 1,
+                               .chunks = chunks,
+                               .streams = streams,
+                               .fn = pipeline_step,
+                               .arg = &kernel};
     mgpu_pipeline *p = NULL;
     double up = -1, work = -1, down = -1;
     int before = -1, after = -2;
@@ -501,16 +503,17 @@ static void test_pipeline(int d, mgpu_kernel kernel, int chunks, int streams, in
     if (status == MGPU_OK)
         status = mgpu_pipeline_create(&p, &desc);
     if (status == MGPU_OK)
-        status = serial ? mgpu_pipeline_run_serial(p, in + PIPE_NX, out + PIPE_NX, &up, &work,
-                                                   &down)
-                        : mgpu_pipeline_run(p, in + PIPE_NX, out + PIPE_NX);
+        status = serial
+                     ? mgpu_pipeline_run_serial(p, in + PIPE_NX, out + PIPE_NX, &up, &work, &down)
+                     : mgpu_pipeline_run(p, in + PIPE_NX, out + PIPE_NX);
     if (status == MGPU_OK)
         status = mgpu_device_get(&after);
     CHECK(status == MGPU_OK && memcmp(out, want, bytes) == 0 && before == after &&
               (!serial || (up >= 0 && work >= 0 && down >= 0)),
           "device %d: %s pipeline, %s, %d chunks on %d streams: bit-identical to the C "
-          "reference%s%s", d, serial ? "serial" : "pipelined", mgpu_kernel_name(kernel), chunks,
-          streams, status == MGPU_OK ? "" : ": ", status == MGPU_OK ? "" : mgpu_last_error());
+          "reference%s%s",
+          d, serial ? "serial" : "pipelined", mgpu_kernel_name(kernel), chunks, streams,
+          status == MGPU_OK ? "" : ": ", status == MGPU_OK ? "" : mgpu_last_error());
     mgpu_pipeline_destroy(p);
     mgpu_host_free(in);
     mgpu_host_free(out);

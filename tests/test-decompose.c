@@ -26,8 +26,8 @@ static void check_split(long long ny, int nparts)
     CHECK(contiguous && next == ny - 1, "ny=%lld, %d parts: rows 1..%lld covered once, in order",
           ny, nparts, ny - 2);
     CHECK(largest - smallest <= 1,
-          "ny=%lld, %d parts: slabs differ by at most one row (%lld..%lld)", ny, nparts,
-          smallest, largest);
+          "ny=%lld, %d parts: slabs differ by at most one row (%lld..%lld)", ny, nparts, smallest,
+          largest);
     CHECK(slabs[0].row_end - slabs[0].row_begin == largest,
           "ny=%lld, %d parts: the first slabs take the extra rows", ny, nparts);
 }

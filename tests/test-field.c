@@ -39,7 +39,7 @@ static void test_initial(void)
               (float) sin(2.0 * M_PI * 6.0 / (double) (ny - 1)),
           "jacobi: the left column holds sin(2 pi y)");
     CHECK(mgpu_field_initial(MGPU_KERNEL_PATTERN2D, nx, ny, 3, 4, 5) ==
-              mgpu_field_initial(MGPU_KERNEL_PATTERN2D, nx, ny, 3, 4, 5) &&
+                  mgpu_field_initial(MGPU_KERNEL_PATTERN2D, nx, ny, 3, 4, 5) &&
               mgpu_field_initial(MGPU_KERNEL_PATTERN2D, nx, ny, 3, 4, 5) !=
                   mgpu_field_initial(MGPU_KERNEL_PATTERN2D, nx, ny, 3, 4, 6),
           "the field is a function of the seed");
@@ -88,8 +88,12 @@ enum skip { SKIP_NOTHING, SKIP_A_ROW, SKIP_EXCHANGE };
 static long long mismatches_after(mgpu_kernel kernel, enum skip skip)
 {
     const long long nx = 19, ny = 11, steps = 3;
-    mgpu_stencil_desc desc = {.nx = nx, .ny = ny, .kernel = kernel,
-                              .exchange = MGPU_EXCHANGE_PEER, .seed = 3, .nparts = 2};
+    mgpu_stencil_desc desc = {.nx = nx,
+                              .ny = ny,
+                              .kernel = kernel,
+                              .exchange = MGPU_EXCHANGE_PEER,
+                              .seed = 3,
+                              .nparts = 2};
     mgpu_stencil *st;
     float *field = malloc(sizeof(float) * nx * ny), *ref = malloc(sizeof(float) * nx * ny);
     if (!field || !ref || mgpu_stencil_create(&st, &desc) != MGPU_OK)

@@ -27,8 +27,8 @@ static void host_backend(void)
     mgpu_link_info info;
     CHECK(mgpu_init(MGPU_BACKEND_HOST, 2) == MGPU_OK, "the host backend, 2 devices");
     CHECK(mgpu_link_query(0, 1, &info) == MGPU_OK, "host backend: a link query succeeds");
-    CHECK(info.source == MGPU_LINK_UNKNOWN && !info.type && info.nvlinks == -1 &&
-              !info.pcie_path && info.why[0],
+    CHECK(info.source == MGPU_LINK_UNKNOWN && !info.type && info.nvlinks == -1 && !info.pcie_path &&
+              info.why[0],
           "host backend: nothing known, and why (%s)", info.why);
     CHECK(strcmp(mgpu_link_source_name(info.source), "unknown") == 0, "its source: unknown");
     CHECK(mgpu_link_query(0, 2, &info) == MGPU_ERR_USAGE, "a device that is not there: usage");
@@ -66,14 +66,14 @@ static void expect(int from_bus, int from_domain, int to_bus, int to_domain, con
     CHECK(status == MGPU_OK && info.source == MGPU_LINK_NVML && info.type &&
               strcmp(info.type, type) == 0 && info.nvlinks == nvlinks && info.pcie_path &&
               strcmp(info.pcie_path, path) == 0,
-          "%02x -> %02x: %s, %d NVLinks, %s (got %s, %d, %s; %s)", from_bus, to_bus, type,
-          nvlinks, path, info.type ? info.type : "-", info.nvlinks,
-          info.pcie_path ? info.pcie_path : "-", info.why);
+          "%02x -> %02x: %s, %d NVLinks, %s (got %s, %d, %s; %s)", from_bus, to_bus, type, nvlinks,
+          path, info.type ? info.type : "-", info.nvlinks, info.pcie_path ? info.pcie_path : "-",
+          info.why);
 }
 
 static void fake(void)
 {
-    expect(0x18, 0, 0x2a, 0, "NVLink", 4, "PIX");   /* link 4 is down */
+    expect(0x18, 0, 0x2a, 0, "NVLink", 4, "PIX"); /* link 4 is down */
     expect(0x2a, 0, 0x18, 0, "NVLink", 4, "PIX");
     expect(0x18, 0, 0x3b, 1, "NVSwitch", 2, "SYS"); /* the narrower side: 2 of 3 */
     expect(0x3b, 1, 0x18, 0, "NVSwitch", 2, "SYS");

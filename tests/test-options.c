@@ -33,12 +33,17 @@ static const char *const levels[] = {"off", "on", "auto", NULL};
 static long long context, chunks, pipeline, level, memory;
 
 static const mgpu_extra_option extras[] = {
-    {.name = "context", .help = "how devices are made current", .choices = contexts,
+    {.name = "context",
+     .help = "how devices are made current",
+     .choices = contexts,
      .value = &context},
     {.name = "chunks", .help = "pipeline chunks", .min = 1, .max = 64, .value = &chunks},
     {.name = "pipeline", .help = "run the pipeline", .kind = MGPU_EXTRA_FLAG, .value = &pipeline},
     {.name = "level", .help = "how much", .choices = levels, .value = &level, .bare = "on"},
-    {.name = "memory", .help = "bytes", .max = 1LL << 40, .kind = MGPU_EXTRA_SIZE,
+    {.name = "memory",
+     .help = "bytes",
+     .max = 1LL << 40,
+     .kind = MGPU_EXTRA_SIZE,
      .value = &memory},
     {.name = NULL},
 };
@@ -56,9 +61,9 @@ static const mgpu_program program = {
 /* ------------------------------------------------- capturing an output */
 
 typedef struct capture {
-    int fd;      /* the descriptor captured: 1 or 2 */
-    int saved;   /* its original, to restore */
-    FILE *file;  /* where it writes meanwhile */
+    int fd;     /* the descriptor captured: 1 or 2 */
+    int saved;  /* its original, to restore */
+    FILE *file; /* where it writes meanwhile */
 } capture;
 
 static int capture_begin(capture *c, int fd)
@@ -133,14 +138,14 @@ static int parse_args(mgpu_options *opt, const mgpu_program *prog, const char *a
     capture cout, cerr;
     int code;
 
-    argv[argc++] = (char *)prog->name;
+    argv[argc++] = (char *) prog->name;
     va_start(ap, arg);
     for (; arg != NULL; arg = va_arg(ap, const char *)) {
         if (argc > MAX_ARGS) {
             fprintf(stderr, "test-options: more than %d arguments\n", MAX_ARGS);
             exit(99);
         }
-        argv[argc++] = (char *)arg;
+        argv[argc++] = (char *) arg;
     }
     va_end(ap);
     argv[argc] = NULL;
@@ -156,7 +161,7 @@ static int parse_args(mgpu_options *opt, const mgpu_program *prog, const char *a
     return code;
 }
 
-#define PARSE(opt, ...) parse_args(opt, &program, __VA_ARGS__, (const char *)NULL)
+#define PARSE(opt, ...) parse_args(opt, &program, __VA_ARGS__, (const char *) NULL)
 
 /* A usage error: code 2, one line on stderr that contains NAME. */
 static void check_usage_error(const char *what, int code, const char *name)
@@ -201,10 +206,10 @@ static void test_defaults(void)
 static void test_every_option(void)
 {
     mgpu_options opt;
-    int code = PARSE(&opt, "--nx=10", "--ny", "12", "--steps=7", "--devices", "3",
-                     "--backend=host", "--kernel", "jacobi", "--exchange=staged",
-                     "--verify=cpu", "--repeat=5", "--warmup", "0", "--format=csv",
-                     "--seed=18446744073709551615", "--baseline", "--no-header");
+    int code = PARSE(&opt, "--nx=10", "--ny", "12", "--steps=7", "--devices", "3", "--backend=host",
+                     "--kernel", "jacobi", "--exchange=staged", "--verify=cpu", "--repeat=5",
+                     "--warmup", "0", "--format=csv", "--seed=18446744073709551615", "--baseline",
+                     "--no-header");
 
     CHECK(code == -1, "every option: go on (got %d) %s", code, err);
     CHECK(opt.nx == 10 && opt.ny == 12, "--nx=10 and --ny 12 both read");
@@ -230,10 +235,10 @@ static void test_every_option(void)
 /* Every numeric option against every kind of bad number. */
 static void test_bad_numbers(void)
 {
-    static const char *const options[] = {"nx", "ny", "steps", "devices",
+    static const char *const options[] = {"nx",     "ny",     "steps", "devices",
                                           "repeat", "warmup", "seed"};
-    static const char *const values[] = {"abc", "12x", "", " 5", "-5",
-                                         "99999999999999999999999", "1.5", "0x10"};
+    static const char *const values[] = {"abc", "12x", "", " 5", "-5", "99999999999999999999999",
+                                         "1.5", "0x10"};
     char arg[128], name[32];
 
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
@@ -265,7 +270,7 @@ static void test_messages(void)
     int code = PARSE(&opt, "--nx=abc");
 
     CHECK(code == 2 && strcmp(err, "test-prog: --nx: 'abc' is not a number (accepted: an "
-                                    "integer from 3 to 192153584101141162)") == 0,
+                                   "integer from 3 to 192153584101141162)") == 0,
           "the message of a non-number: %s", err);
     code = PARSE(&opt, "--steps=-1");
     CHECK(code == 2 && strstr(err, "'-1' is out of range (accepted: an integer from 1 to"),
@@ -310,9 +315,9 @@ static void test_names(void)
           "verify none, format table");
     for (int mode = MGPU_EXCHANGE_PEER; mode <= MGPU_EXCHANGE_MAPPED; mode++) {
         char arg[64];
-        snprintf(arg, sizeof arg, "--exchange=%s", mgpu_exchange_name((mgpu_exchange)mode));
+        snprintf(arg, sizeof arg, "--exchange=%s", mgpu_exchange_name((mgpu_exchange) mode));
         code = PARSE(&opt, arg);
-        CHECK(code == -1 && opt.exchange == (mgpu_exchange)mode, "%s", arg);
+        CHECK(code == -1 && opt.exchange == (mgpu_exchange) mode, "%s", arg);
     }
     check_rejected("--backend=opencl", "--backend");
     check_rejected("--backend=", "--backend");
@@ -339,12 +344,12 @@ static void test_exchange_mask(void)
         .strategy = "fork",
         .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED),
     };
-    code = parse_args(&opt, &forked, "--exchange=ipc", (const char *)NULL);
+    code = parse_args(&opt, &forked, "--exchange=ipc", (const char *) NULL);
     CHECK(code == -1 && opt.exchange == MGPU_EXCHANGE_IPC, "ipc where the program has it");
-    code = parse_args(&opt, &forked, "--exchange=peer", (const char *)NULL);
+    code = parse_args(&opt, &forked, "--exchange=peer", (const char *) NULL);
     CHECK(code == 2 && strstr(err, "(supported: auto, staged, ipc)"),
           "peer where the program lacks it: %s", err);
-    code = parse_args(&opt, &forked, "--exchange=auto", (const char *)NULL);
+    code = parse_args(&opt, &forked, "--exchange=auto", (const char *) NULL);
     CHECK(code == -1 && opt.exchange == MGPU_EXCHANGE_AUTO, "auto is always accepted");
 }
 
@@ -359,7 +364,7 @@ static void test_exchange_nccl(void)
         .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_IN_PROCESS),
     };
     CHECK(strcmp(mgpu_exchange_name(MGPU_EXCHANGE_NCCL), "nccl") == 0, "exchange name nccl");
-    int code = parse_args(&opt, &with_nccl, "--exchange=nccl", (const char *)NULL);
+    int code = parse_args(&opt, &with_nccl, "--exchange=nccl", (const char *) NULL);
     if (mgpu_nccl_built())
         CHECK(code == -1 && opt.exchange == MGPU_EXCHANGE_NCCL, "nccl in a build with NCCL");
     else
@@ -377,8 +382,7 @@ static void test_extra_options(void)
     int code = PARSE(&opt, "--context=driver", "--chunks=8", "--pipeline");
 
     CHECK(code == -1 && context == 1 && chunks == 8 && pipeline == 1,
-          "choice, integer and flag set (%d, %lld, %lld, %lld)", code, context, chunks,
-          pipeline);
+          "choice, integer and flag set (%d, %lld, %lld, %lld)", code, context, chunks, pipeline);
     code = PARSE(&opt, "--context", "runtime", "--chunks", "64");
     CHECK(code == -1 && context == 0 && chunks == 64, "extra options take --x v too");
     check_rejected("--context=foo", "--context");
@@ -419,8 +423,8 @@ static void test_bare_choice(void)
     mgpu_options opt;
     int code = PARSE(&opt, "--level", "--nx=64");
 
-    CHECK(code == -1 && level == 1 && opt.nx == 64, "--level alone is --level=on (%d, %lld)",
-          code, level);
+    CHECK(code == -1 && level == 1 && opt.nx == 64, "--level alone is --level=on (%d, %lld)", code,
+          level);
     code = PARSE(&opt, "--nx=64", "--level");
     CHECK(code == -1 && level == 1, "--level alone, last (%d, %lld)", code, level);
     code = PARSE(&opt, "--level=off");
@@ -563,8 +567,7 @@ static void test_name_lookup(void)
     mgpu_names_join(buf, sizeof buf, mgpu_exchange_names,
                     MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC),
                     ", ");
-    CHECK(strcmp(buf, "staged, ipc") == 0, "mgpu_names_join: the masked names, in order: %s",
-          buf);
+    CHECK(strcmp(buf, "staged, ipc") == 0, "mgpu_names_join: the masked names, in order: %s", buf);
     mgpu_names_join(buf, 10, mgpu_verify_names, MGPU_ALL_NAMES, "|");
     CHECK(strcmp(buf, "auto|cpu|") == 0, "mgpu_names_join: cut to its buffer: %s", buf);
     mgpu_names_join(buf, sizeof buf, mgpu_kernel_names, 0, "|");
@@ -577,9 +580,9 @@ static void test_name_lookup(void)
 /* TEST_FLAG_ABSENT: never defined. */
 
 /* A table of the shape of MGPU_EXCHANGE_MAP with two modes of such builds. */
-#define TEST_EXCHANGE_MAP(X, A)                                                         \
-    X(A, PEER, "peer", MGPU_BY_FORK | MGPU_BY_MPI)                                      \
-    X(A, IPC, "ipc", MGPU_IF_BUILT(TEST_FLAG_ABSENT, MGPU_BY_FORK))                     \
+#define TEST_EXCHANGE_MAP(X, A)                                     \
+    X(A, PEER, "peer", MGPU_BY_FORK | MGPU_BY_MPI)                  \
+    X(A, IPC, "ipc", MGPU_IF_BUILT(TEST_FLAG_ABSENT, MGPU_BY_FORK)) \
     X(A, MPI, "mpi", MGPU_IF_BUILT(TEST_FLAG_ON, MGPU_BY_FORK))
 
 _Static_assert(MGPU_IF_BUILT(TEST_FLAG_ON, MGPU_BY_FORK | MGPU_BY_MPI) ==
@@ -602,8 +605,7 @@ static void test_exchange_table(void)
     unsigned fork = 0u TEST_EXCHANGE_MAP(MGPU_EXCHANGE_IF_BY_, MGPU_BY_FORK);
     unsigned mpi = 0u TEST_EXCHANGE_MAP(MGPU_EXCHANGE_IF_BY_, MGPU_BY_MPI);
     CHECK(fork == (MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI)),
-          "a row of a build without its flag is offered by no program, one with it is (%#x)",
-          fork);
+          "a row of a build without its flag is offered by no program, one with it is (%#x)", fork);
     CHECK(mpi == MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER), "and only by its programs (%#x)", mpi);
 }
 

@@ -30,8 +30,8 @@ static void copy_between(int can, mgpu_copy_path expected)
     mgpu_status status = mgpu_copy_device_to_device(b, 1, a, 0, N, staging, &path);
     mgpu_memcpy(back, b, N);
     CHECK(status == MGPU_OK && path == expected && memcmp(back, pattern, N) == 0,
-          "peer access %s: the copy took the %s path and delivered every byte",
-          can ? "on" : "off", expected == MGPU_PATH_PEER ? "peer" : "staged");
+          "peer access %s: the copy took the %s path and delivered every byte", can ? "on" : "off",
+          expected == MGPU_PATH_PEER ? "peer" : "staged");
     CHECK(can || mgpu_copy_device_to_device(b, 1, a, 0, N, NULL, NULL) == MGPU_ERR_USAGE,
           "without peer access and without a staging buffer the copy is refused");
     mgpu_free(0, a);
@@ -46,8 +46,12 @@ int main(void)
     copy_between(0, MGPU_PATH_STAGED);
 
     /* Devices 0 and 1 cannot reach each other now. */
-    mgpu_stencil_desc desc = {.nx = 40, .ny = 12, .kernel = MGPU_KERNEL_PATTERN2D,
-                              .exchange = MGPU_EXCHANGE_AUTO, .seed = 1, .nparts = 2};
+    mgpu_stencil_desc desc = {.nx = 40,
+                              .ny = 12,
+                              .kernel = MGPU_KERNEL_PATTERN2D,
+                              .exchange = MGPU_EXCHANGE_AUTO,
+                              .seed = 1,
+                              .nparts = 2};
     mgpu_stencil *st;
     CHECK(mgpu_stencil_create(&st, &desc) == MGPU_OK &&
               mgpu_stencil_exchange_mode(st) == MGPU_EXCHANGE_STAGED,

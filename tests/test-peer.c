@@ -24,13 +24,11 @@ static void fill(unsigned char *p, int seed)
 static void test_access(void)
 {
     int can = -1;
-    CHECK(mgpu_peer_can_access(0, 1, &can) == MGPU_OK && can == 1,
-          "host devices reach each other");
+    CHECK(mgpu_peer_can_access(0, 1, &can) == MGPU_OK && can == 1, "host devices reach each other");
     mgpu_host_peer_set(0, 1, 0);
     CHECK(mgpu_peer_can_access(0, 1, &can) == MGPU_OK && can == 0,
           "unless a test says they cannot");
-    CHECK(mgpu_peer_can_access(1, 0, &can) == MGPU_OK && can == 1,
-          "which is one direction only");
+    CHECK(mgpu_peer_can_access(1, 0, &can) == MGPU_OK && can == 1, "which is one direction only");
     CHECK(mgpu_peer_enable(0, 1) == MGPU_ERR_UNSUPPORTED,
           "enabling access that cannot be is refused: %s", mgpu_last_error());
     CHECK(mgpu_peer_enable(1, 0) == MGPU_OK && mgpu_peer_enable(1, 0) == MGPU_OK,
@@ -60,15 +58,15 @@ static void test_copies(void)
     fill(pattern, 2);
     mgpu_memcpy(b, pattern, N);
     CHECK(mgpu_copy_peer_async(a, 0, b, 1, N, s) == MGPU_OK &&
-              mgpu_stream_synchronize(s) == MGPU_OK &&
-              mgpu_memcpy(back, a, N) == MGPU_OK && memcmp(back, pattern, N) == 0,
+              mgpu_stream_synchronize(s) == MGPU_OK && mgpu_memcpy(back, a, N) == MGPU_OK &&
+              memcmp(back, pattern, N) == 0,
           "a peer copy on a stream, the other way");
     fill(pattern, 3);
     mgpu_memcpy(a, pattern, N);
     mgpu_memset(1, b, 0, N);
     CHECK(mgpu_copy_staged(b, 1, a, 0, N, staging) == MGPU_OK &&
-              mgpu_memcpy(back, b, N) == MGPU_OK &&
-              memcmp(back, pattern, N) == 0 && memcmp(staging, pattern, N) == 0,
+              mgpu_memcpy(back, b, N) == MGPU_OK && memcmp(back, pattern, N) == 0 &&
+              memcmp(staging, pattern, N) == 0,
           "a staged copy passes through the staging buffer and delivers every byte");
     mgpu_stream_destroy(s);
     mgpu_free(0, a);

@@ -21,8 +21,8 @@ enum { NX = 37, NY = 29, HOST_PITCH = NX + 3, MAX_CALLS = 64 };
 typedef struct chunk_arg {
     mgpu_kernel kernel;
     int halo;
-    int step;                      /* 1: one stencil step; 0: copy the rows */
-    int fail_at;                   /* fail at this call (counting from 1); 0: never */
+    int step;    /* 1: one stencil step; 0: copy the rows */
+    int fail_at; /* fail at this call (counting from 1); 0: never */
     int calls;
     long long row0[MAX_CALLS], nrows[MAX_CALLS];
 } chunk_arg;
@@ -110,9 +110,15 @@ static int chunks_tile(const chunk_arg *a, int chunks)
 
 static mgpu_pipeline_desc make_desc(chunk_arg *arg, int halo, int chunks, int streams)
 {
-    mgpu_pipeline_desc d = {.device = 0, .nx = NX, .host_pitch = HOST_PITCH,
-                            .rows = block_rows(halo), .halo = halo, .chunks = chunks,
-                            .streams = streams, .fn = chunk_fn, .arg = arg};
+    mgpu_pipeline_desc d = {.device = 0,
+                            .nx = NX,
+                            .host_pitch = HOST_PITCH,
+                            .rows = block_rows(halo),
+                            .halo = halo,
+                            .chunks = chunks,
+                            .streams = streams,
+                            .fn = chunk_fn,
+                            .arg = arg};
     return d;
 }
 
@@ -136,10 +142,11 @@ static void run_case(mgpu_kernel kernel, int step, int halo, int chunks, int str
     const char *what = step ? mgpu_kernel_name(kernel) : "copy";
     CHECK(status == MGPU_OK && memcmp(out, want, (size_t) NY * HOST_PITCH * sizeof(float)) == 0,
           "%s %s, halo %d, %d chunk(s), %d stream(s): every cell as the reference, "
-          "nothing else written%s%s", serial ? "serial" : "pipelined", what, halo, chunks,
-          streams, status == MGPU_OK ? "" : ": ", status == MGPU_OK ? "" : mgpu_last_error());
-    CHECK(chunks_tile(&arg, chunks), "%d chunks of %lld rows: %d calls, evenly, in order",
-          chunks, block_rows(halo), arg.calls);
+          "nothing else written%s%s",
+          serial ? "serial" : "pipelined", what, halo, chunks, streams,
+          status == MGPU_OK ? "" : ": ", status == MGPU_OK ? "" : mgpu_last_error());
+    CHECK(chunks_tile(&arg, chunks), "%d chunks of %lld rows: %d calls, evenly, in order", chunks,
+          block_rows(halo), arg.calls);
     if (serial)
         CHECK(up >= 0 && work >= 0 && down >= 0,
               "serial stage times are not negative (%g, %g, %g s)", up, work, down);
@@ -185,8 +192,8 @@ int main(void)
     mgpu_pipeline *p = NULL;
     fill(in, 5);
     CHECK(mgpu_pipeline_create(&p, &d) == MGPU_OK &&
-              mgpu_pipeline_run_serial(p, in + HOST_PITCH, out + HOST_PITCH, NULL, NULL,
-                                       NULL) == MGPU_OK,
+              mgpu_pipeline_run_serial(p, in + HOST_PITCH, out + HOST_PITCH, NULL, NULL, NULL) ==
+                  MGPU_OK,
           "serial run without stage times");
     mgpu_pipeline_destroy(p);
     mgpu_host_free(in);
@@ -195,16 +202,15 @@ int main(void)
     /* A failing chunk stops the run: its status comes back, no later chunk
      * is started. */
     for (int serial = 0; serial <= 1; serial++) {
-        chunk_arg failing = {.kernel = MGPU_KERNEL_PATTERN2D, .halo = 1, .step = 1,
-                             .fail_at = 3};
+        chunk_arg failing = {.kernel = MGPU_KERNEL_PATTERN2D, .halo = 1, .step = 1, .fail_at = 3};
         d = make_desc(&failing, 1, 6, 2);
         in = field_alloc();
         out = field_alloc();
         fill(in, 9);
         mgpu_status status = mgpu_pipeline_create(&p, &d);
         if (status == MGPU_OK)
-            status = serial ? mgpu_pipeline_run_serial(p, in + HOST_PITCH, out + HOST_PITCH,
-                                                       NULL, NULL, NULL)
+            status = serial ? mgpu_pipeline_run_serial(p, in + HOST_PITCH, out + HOST_PITCH, NULL,
+                                                       NULL, NULL)
                             : mgpu_pipeline_run(p, in + HOST_PITCH, out + HOST_PITCH);
         CHECK(status == MGPU_ERR_FAULT && failing.calls == 3,
               "%s: a chunk function failing at chunk 3 of 6 stops the run there",

@@ -27,18 +27,53 @@ static const mgpu_program program = {
 
 /* The fields every record has, in their order. */
 static const char *const common_keys[] = {
-    "schema", "program", "strategy", "backend", "backend_reason", "kernel", "exchange", "devices",
-    "nx", "ny", "steps", "repeats", "halo", "time_block", "exchanges", "time_s", "time_min_s",
-    "time_max_s", "us_per_step",
-    "host_issue_us_per_step", "host_wait_us_per_step", "device_us_per_step", "gcells_per_s", "gbytes_per_s", "exchange_s", "exchange_share", "copy_gbps", "roofline",
-    "baseline_s", "speedup", "efficiency", "verify", "verified", "max_error", "tolerance",
-    "gpus", "cuda_runtime", "cuda_driver", "mgpu_version", "hostname", "timestamp", "binding",
+    "schema",
+    "program",
+    "strategy",
+    "backend",
+    "backend_reason",
+    "kernel",
+    "exchange",
+    "devices",
+    "nx",
+    "ny",
+    "steps",
+    "repeats",
+    "halo",
+    "time_block",
+    "exchanges",
+    "time_s",
+    "time_min_s",
+    "time_max_s",
+    "us_per_step",
+    "host_issue_us_per_step",
+    "host_wait_us_per_step",
+    "device_us_per_step",
+    "gcells_per_s",
+    "gbytes_per_s",
+    "exchange_s",
+    "exchange_share",
+    "copy_gbps",
+    "roofline",
+    "baseline_s",
+    "speedup",
+    "efficiency",
+    "verify",
+    "verified",
+    "max_error",
+    "tolerance",
+    "gpus",
+    "cuda_runtime",
+    "cuda_driver",
+    "mgpu_version",
+    "hostname",
+    "timestamp",
+    "binding",
 };
 #define COMMON_KEYS (sizeof common_keys / sizeof common_keys[0])
 
 /* The record printed in FORMAT, as a string in TEXT. */
-static void print_to_text(const mgpu_record *record, mgpu_format format, int header,
-                          char *text)
+static void print_to_text(const mgpu_record *record, mgpu_format format, int header, char *text)
 {
     FILE *file = tmpfile();
     size_t n;
@@ -59,8 +94,13 @@ static void print_to_text(const mgpu_record *record, mgpu_format format, int hea
 static void known_record(mgpu_record *record)
 {
     mgpu_options opt = {
-        .nx = 1002, .ny = 1002, .steps = 100, .devices = 4, .repeat = 3,
-        .kernel = MGPU_KERNEL_JACOBI, .exchange = MGPU_EXCHANGE_PEER_ASYNC,
+        .nx = 1002,
+        .ny = 1002,
+        .steps = 100,
+        .devices = 4,
+        .repeat = 3,
+        .kernel = MGPU_KERNEL_JACOBI,
+        .exchange = MGPU_EXCHANGE_PEER_ASYNC,
     };
 
     mgpu_record_init(record, &program, &opt);
@@ -235,8 +275,8 @@ static void test_not_measured(void)
     mgpu_record record;
     mgpu_options opt = {.nx = 34, .ny = 29, .steps = 5, .devices = 2, .repeat = 3};
     static const char *const nulls[] = {
-        "exchange_s", "exchange_share", "copy_gbps", "roofline", "baseline_s",
-        "speedup", "efficiency", "verified", "max_error", "tolerance", "gcells_per_s",
+        "exchange_s", "exchange_share", "copy_gbps", "roofline",  "baseline_s",   "speedup",
+        "efficiency", "verified",       "max_error", "tolerance", "gcells_per_s",
     };
     char json[MAX_TEXT], csv[MAX_TEXT], table[MAX_TEXT];
 
@@ -271,9 +311,8 @@ static void test_csv(void)
 
     header_fields = csv_fields(csv, &data);
     data_fields = csv_fields(data, &end);
-    CHECK(header_fields == (int)COMMON_KEYS + 2, "CSV header: %d fields", header_fields);
-    CHECK(data_fields == header_fields, "CSV data: %d fields, as many as the header",
-          data_fields);
+    CHECK(header_fields == (int) COMMON_KEYS + 2, "CSV header: %d fields", header_fields);
+    CHECK(data_fields == header_fields, "CSV data: %d fields, as many as the header", data_fields);
     CHECK(*end == '\0', "CSV: header and one line, nothing else");
     CHECK(strncmp(csv, "schema,program,strategy,backend,backend_reason,kernel,", 54) == 0,
           "CSV header in the record's order");
@@ -332,12 +371,14 @@ static void test_metadata(void)
     CHECK(strstr(json, "\"tolerance\": 1e-06, \"gpus\"") != NULL,
           "the machine follows the verdict");
 
-    mgpu_record_init(&record, &program, &(mgpu_options){.nx = 10, .ny = 10, .steps = 1,
-                                                        .devices = 1, .repeat = 1});
+    mgpu_record_init(&record, &program,
+                     &(mgpu_options){.nx = 10, .ny = 10, .steps = 1, .devices = 1, .repeat = 1});
     print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
     stamp = json_value(json, "timestamp");
-    CHECK(stamp && sscanf(stamp, "\"%4d-%2d-%2dT%2d:%2d:%2dZ\"%n", &y, &mo, &d, &h, &mi, &sec,
-                          &n) == 6 && n == 22 && y >= 2024,
+    CHECK(stamp &&
+              sscanf(stamp, "\"%4d-%2d-%2dT%2d:%2d:%2dZ\"%n", &y, &mo, &d, &h, &mi, &sec, &n) ==
+                  6 &&
+              n == 22 && y >= 2024,
           "a new record is stamped now (%.24s)", stamp ? stamp : "none");
 
     print_to_text(&record, MGPU_FORMAT_CSV, 1, csv);
@@ -373,8 +414,7 @@ static void test_binding(void)
     snprintf(binding.cpus[0], MGPU_BIND_TEXT, "0-15,32-47");
     snprintf(binding.cpus[1], MGPU_BIND_TEXT, "none (sched_setaffinity: Invalid argument)");
     mgpu_record_set_binding(&record, &binding);
-    CHECK(strcmp(record.binding, "0:0-15,32-47;1:none (sched_setaffinity: Invalid argument)") ==
-              0,
+    CHECK(strcmp(record.binding, "0:0-15,32-47;1:none (sched_setaffinity: Invalid argument)") == 0,
           "each device's: %s", record.binding);
 
     record.devices = MGPU_MAX_DEVICES;
@@ -399,7 +439,7 @@ static void test_binding(void)
 
 static void test_extra_limit(void)
 {
-    static const char *const keys[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7",
+    static const char *const keys[] = {"k0", "k1", "k2",  "k3",  "k4",  "k5",  "k6", "k7",
                                        "k8", "k9", "k10", "k11", "k12", "k13", "k14"};
     mgpu_record record;
     char long_text[200];
@@ -407,7 +447,7 @@ static void test_extra_limit(void)
 
     mgpu_record_init(&record, &program, &opt);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        mgpu_record_set_number(&record, keys[i], (double)i);
+        mgpu_record_set_number(&record, keys[i], (double) i);
     CHECK(record.nextra == MGPU_RECORD_EXTRA, "extras beyond %d are dropped (have %d)",
           MGPU_RECORD_EXTRA, record.nextra);
     mgpu_record_set_text(&record, "k3", "three");

@@ -27,8 +27,8 @@ static double now(void)
 
 /* STEPS steps of a pattern2d-style field (ring fixed) from A, T steps a pass
  * (T = 1: the one-step kernel); the result is in *RESULT.  Seconds taken. */
-static double run(mgpu_kernel kernel, float *a, float *b, long long nx, long long ny,
-                  int steps, int t, float **result)
+static double run(mgpu_kernel kernel, float *a, float *b, long long nx, long long ny, int steps,
+                  int t, float **result)
 {
     const unsigned fixed = MGPU_ROWS_FIXED_TOP | MGPU_ROWS_FIXED_BOTTOM;
     float *cur = a, *next = b;
@@ -37,8 +37,8 @@ static double run(mgpu_kernel kernel, float *a, float *b, long long nx, long lon
         int n = steps - done < t ? steps - done : t;
         if (n == 1)
             mgpu_stencil_rows_host(kernel, cur, next, nx, (size_t) nx, 1, ny - 1);
-        else if (mgpu_stencil_rows_blocked_host(kernel, cur, next, nx, (size_t) nx, 1, ny - 1,
-                                                n, fixed) != MGPU_OK) {
+        else if (mgpu_stencil_rows_blocked_host(kernel, cur, next, nx, (size_t) nx, 1, ny - 1, n,
+                                                fixed) != MGPU_OK) {
             fprintf(stderr, "blocked-bench: %s\n", mgpu_last_error());
             exit(1);
         }
@@ -66,8 +66,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "blocked-bench: out of memory\n");
         return 1;
     }
-    printf("%lld x %lld, %d steps; Gcells/s = interior cells x steps / s, best of %d\n", nx,
-           ny, steps, ROUNDS);
+    printf("%lld x %lld, %d steps; Gcells/s = interior cells x steps / s, best of %d\n", nx, ny,
+           steps, ROUNDS);
     for (int kernel = 0; kernel < 2; kernel++) {
         mgpu_field_initial_rows(init, (size_t) nx, (mgpu_kernel) kernel, nx, ny, 0, ny, 1);
         double best[MGPU_TIME_BLOCK_MAX + 1];

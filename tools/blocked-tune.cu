@@ -27,8 +27,8 @@ namespace tune {
 const unsigned both_fixed = MGPU_ROWS_FIXED_TOP | MGPU_ROWS_FIXED_BOTTOM;
 
 // One pass of T steps over the whole field (rows 1 .. ny-2, ring fixed), IN to OUT.
-typedef void (*pass_fn)(mgpu_kernel k, const float *in, float *out, long long nx,
-                        long long pitch, long long ny);
+typedef void (*pass_fn)(mgpu_kernel k, const float *in, float *out, long long nx, long long pitch,
+                        long long ny);
 
 struct variant {
     const char *name;
@@ -36,8 +36,9 @@ struct variant {
     pass_fn pass;
 };
 
-template <int T> void library_pass(mgpu_kernel k, const float *in, float *out, long long nx,
-                                   long long pitch, long long ny)
+template <int T>
+void library_pass(mgpu_kernel k, const float *in, float *out, long long nx, long long pitch,
+                  long long ny)
 {
     CK(mgpu_cuda_stencil_rows_blocked(k, in, out, nx, pitch, 1, ny - 1, T, both_fixed, 0));
 }
@@ -48,21 +49,23 @@ void shaped_pass(mgpu_kernel k, const float *in, float *out, long long nx, long 
 {
     if (k == MGPU_KERNEL_PATTERN2D)
         CK((launch_blocked<MGPU_KERNEL_PATTERN2D, T, 4, WARPS>(in, out, nx, pitch, 1, ny - 1,
-                                                                both_fixed, STRIP, 0)));
+                                                               both_fixed, STRIP, 0)));
     else
         CK((launch_blocked<MGPU_KERNEL_JACOBI, T, 4, WARPS>(in, out, nx, pitch, 1, ny - 1,
-                                                             both_fixed, STRIP, 0)));
+                                                            both_fixed, STRIP, 0)));
 }
 
 // The library at each T, then shapes around it: "wN" N warps a block, "sN" N rows a strip
 // (0: the library's choice).  Add rows here to try others; T and the shape are template
 // arguments, so each row is its own compiled kernel.
+// clang-format off
 #define SHAPES(T)                                                                         \
     {"library", T, library_pass<T>}, {"w2", T, shaped_pass<T, 2, 0>},                      \
         {"w8", T, shaped_pass<T, 8, 0>}, {"w4 s32", T, shaped_pass<T, 4, 32>},             \
         {"w4 s128", T, shaped_pass<T, 4, 128>}, {"w4 s512", T, shaped_pass<T, 4, 512>}
 const variant variants[] = {{"one-step", 1, library_pass<1>},
                             SHAPES(2), SHAPES(3), SHAPES(4), SHAPES(5), SHAPES(6), SHAPES(8)};
+// clang-format on
 const int nvariants = sizeof variants / sizeof variants[0];
 
 struct field {
@@ -142,8 +145,8 @@ const char *kernel_name(mgpu_kernel k) { return k == MGPU_KERNEL_JACOBI ? "jacob
 
 int check()
 {
-    const long long grids[][2] = {{3, 3},      {5, 4},     {17, 13},   {101, 53},
-                                  {1001, 7},   {1031, 2049}, {4099, 77}, {8195, 1025}};
+    const long long grids[][2] = {{3, 3},    {5, 4},       {17, 13},   {101, 53},
+                                  {1001, 7}, {1031, 2049}, {4099, 77}, {8195, 1025}};
     int failed = 0;
     for (auto &g : grids)
         for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI}) {
@@ -228,8 +231,8 @@ int time_grid(long long nx, long long ny)
     printf("%lld x %lld: cudaMemcpy %.0f GB/s (read + written): one-step roofline %.1f "
            "Gcells/s\n",
            nx, ny, ceiling, roofline / 1e9);
-    printf("%-10s %2s %-10s %10s %10s %10s  %s\n", "kernel", "T", "variant", "us/step",
-           "Gcells/s", "x roofline", "bits");
+    printf("%-10s %2s %-10s %10s %10s %10s  %s\n", "kernel", "T", "variant", "us/step", "Gcells/s",
+           "x roofline", "bits");
     int failed = 0;
     for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI})
         for (int v = 0; v < nvariants; v++) {

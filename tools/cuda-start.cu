@@ -19,22 +19,22 @@ static double now_ms()
 }
 
 // Two calls in order; the first one's error, else the second's.
-#define BOTH(first, second)                                                               \
-    [&] {                                                                                 \
-        cudaError_t e_ = (first);                                                         \
-        return e_ != cudaSuccess ? e_ : (second);                                         \
+#define BOTH(first, second)                       \
+    [&] {                                         \
+        cudaError_t e_ = (first);                 \
+        return e_ != cudaSuccess ? e_ : (second); \
     }()
 
 // Time CALL, print it under LABEL, stop at the first error.
-#define TIMED(label, call)                                                                \
-    do {                                                                                  \
-        double t0_ = now_ms();                                                            \
-        cudaError_t e_ = (call);                                                          \
-        printf("%-32s %8.1f ms\n", (label), now_ms() - t0_);                             \
-        if (e_ != cudaSuccess) {                                                          \
-            fprintf(stderr, "cuda-start: %s: %s\n", #call, cudaGetErrorString(e_));       \
-            return 1;                                                                     \
-        }                                                                                 \
+#define TIMED(label, call)                                                          \
+    do {                                                                            \
+        double t0_ = now_ms();                                                      \
+        cudaError_t e_ = (call);                                                    \
+        printf("%-32s %8.1f ms\n", (label), now_ms() - t0_);                        \
+        if (e_ != cudaSuccess) {                                                    \
+            fprintf(stderr, "cuda-start: %s: %s\n", #call, cudaGetErrorString(e_)); \
+            return 1;                                                               \
+        }                                                                           \
     } while (0)
 
 int main()

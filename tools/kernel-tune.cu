@@ -47,8 +47,7 @@ __device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count)
 __device__ __forceinline__ void bulk_load(float *dst, const float *src, unsigned bytes,
                                           uint64_t *bar)
 {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
-                     smem_addr(bar)),
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
                  "r"(bytes)
                  : "memory");
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
@@ -234,8 +233,7 @@ void launch_bulk(const float *in, float *out, long long nx, long long pitch, lon
 
 struct variant {
     const char *name;
-    void (*step)(mgpu_kernel, const float *, float *, long long nx, long long pitch,
-                 long long ny);
+    void (*step)(mgpu_kernel, const float *, float *, long long nx, long long pitch, long long ny);
 };
 
 void lib_step(mgpu_kernel k, const float *in, float *out, long long nx, long long pitch,
@@ -284,8 +282,7 @@ void grid_step(mgpu_kernel k, const float *in, float *out, long long nx, long lo
 }
 
 template <int UNROLL>
-void copy_step(mgpu_kernel, const float *in, float *out, long long, long long pitch,
-               long long ny)
+void copy_step(mgpu_kernel, const float *in, float *out, long long, long long pitch, long long ny)
 {
     const long long n4 = pitch * ny / 4;
     int dev, sms;
@@ -296,11 +293,9 @@ void copy_step(mgpu_kernel, const float *in, float *out, long long, long long pi
     CK(cudaGetLastError());
 }
 
-void memcpy_step(mgpu_kernel, const float *in, float *out, long long, long long pitch,
-                 long long ny)
+void memcpy_step(mgpu_kernel, const float *in, float *out, long long, long long pitch, long long ny)
 {
-    CK(cudaMemcpyAsync(out, in, static_cast<size_t>(pitch * ny) * 4, cudaMemcpyDeviceToDevice,
-                       0));
+    CK(cudaMemcpyAsync(out, in, static_cast<size_t>(pitch * ny) * 4, cudaMemcpyDeviceToDevice, 0));
 }
 
 // What each row is.  "wN": a grid of N waves of resident blocks.  "library":
@@ -384,9 +379,9 @@ long long differences(const std::vector<float> &x, const std::vector<float> &y, 
 
 int check()
 {
-    const long long grids[][3] = {{3, 3, 1},      {5, 4, 2},       {17, 13, 7},   {101, 53, 5},
-                                  {1001, 7, 3},   {1031, 2049, 4}, {4099, 77, 3}, {2048, 300, 6},
-                                  {8195, 1025, 2}};
+    const long long grids[][3] = {{3, 3, 1},     {5, 4, 2},      {17, 13, 7},
+                                  {101, 53, 5},  {1001, 7, 3},   {1031, 2049, 4},
+                                  {4099, 77, 3}, {2048, 300, 6}, {8195, 1025, 2}};
     int failed = 0;
     for (auto &g : grids)
         for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI}) {
@@ -450,8 +445,8 @@ int time_all(long long nx, long long ny, int steps)
     const double ceiling = 2.0 * cb / ceil_s / 1e9;
     const double cells = static_cast<double>(nx - 2) * (ny - 2);
     const double moved = static_cast<double>(f.pitch) * f.ny * 8; // what a copy moves
-    printf("%lld x %lld, %d steps: copy ceiling %.0f GB/s (1 GiB cudaMemcpy, read+write)\n",
-           nx, ny, steps, ceiling);
+    printf("%lld x %lld, %d steps: copy ceiling %.0f GB/s (1 GiB cudaMemcpy, read+write)\n", nx, ny,
+           steps, ceiling);
     printf("%-18s %10s %10s %10s %10s\n", "variant", "kernel", "us/step", "GB/s", "ceiling");
     for (int v = 0; v < nvariants; v++)
         for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI}) {
@@ -460,7 +455,9 @@ int time_all(long long nx, long long ny, int steps)
             double s = time_variant(variants[v], k, f, steps, 5);
             double gbps = (v >= first_copy ? moved : 8.0 * cells) / s / 1e9;
             printf("%-18s %10s %10.1f %10.0f %10.3f\n", variants[v].name,
-                   v >= first_copy ? "-" : k == MGPU_KERNEL_JACOBI ? "jacobi" : "pattern2d",
+                   v >= first_copy           ? "-"
+                   : k == MGPU_KERNEL_JACOBI ? "jacobi"
+                                             : "pattern2d",
                    s * 1e6, gbps, gbps / ceiling);
         }
     field_free(f);

@@ -21,10 +21,10 @@ extern "C" {
 /* -------------------------------------------------------- command line */
 
 /* --verify: against what a run's field is checked (doc/design.md section 5). */
-#define MGPU_VERIFY_MAP(X)                                                              \
-    X(AUTO, "auto")                                                                     \
-    X(CPU, "cpu")                                                                       \
-    X(DEVICE, "device")                                                                 \
+#define MGPU_VERIFY_MAP(X) \
+    X(AUTO, "auto")        \
+    X(CPU, "cpu")          \
+    X(DEVICE, "device")    \
     X(NONE, "none")
 
 typedef enum mgpu_verify {
@@ -34,9 +34,9 @@ typedef enum mgpu_verify {
 } mgpu_verify;
 extern const char *const mgpu_verify_names[];
 
-#define MGPU_FORMAT_MAP(X)                                                              \
-    X(TABLE, "table")                                                                   \
-    X(CSV, "csv")                                                                       \
+#define MGPU_FORMAT_MAP(X) \
+    X(TABLE, "table")      \
+    X(CSV, "csv")          \
     X(JSON, "json")
 
 typedef enum mgpu_format {
@@ -60,9 +60,9 @@ typedef enum mgpu_bind {
 extern const char *const mgpu_bind_names[];
 
 /* --progress: a line of progress on stderr while the runs go (lib/progress.c). */
-#define MGPU_PROGRESS_MAP(X)                                                            \
-    X(AUTO, "auto") /* when stderr is a terminal */                                     \
-    X(ALWAYS, "always")                                                                 \
+#define MGPU_PROGRESS_MAP(X)                        \
+    X(AUTO, "auto") /* when stderr is a terminal */ \
+    X(ALWAYS, "always")                             \
     X(NEVER, "never")
 
 typedef enum mgpu_progress_when {
@@ -74,7 +74,7 @@ extern const char *const mgpu_progress_names[];
 
 typedef struct mgpu_options {
     long long nx, ny, steps;
-    int devices;            /* 0: every device (host backend: 2) */
+    int devices; /* 0: every device (host backend: 2) */
     mgpu_backend backend;
     mgpu_kernel kernel;
     mgpu_exchange exchange;
@@ -82,12 +82,12 @@ typedef struct mgpu_options {
     int repeat, warmup;
     mgpu_format format;
     uint64_t seed;
-    int baseline;           /* also time one device, for speedup */
-    int header;             /* csv: print the header line */
+    int baseline; /* also time one device, for speedup */
+    int header;   /* csv: print the header line */
     mgpu_bind bind;
     mgpu_progress_when progress;
-    int halo;               /* halo rows a side, exchanged every HALO steps */
-    int time_block;         /* steps per pass over memory; 0: auto */
+    int halo;       /* halo rows a side, exchanged every HALO steps */
+    int time_block; /* steps per pass over memory; 0: auto */
 } mgpu_options;
 
 /* An option of one program only: --NAME=VALUE.  With CHOICES (NULL-ended),
@@ -109,17 +109,17 @@ typedef struct mgpu_extra_option {
 } mgpu_extra_option;
 
 typedef struct mgpu_program {
-    const char *name;       /* "mgpu-single" */
-    const char *strategy;   /* "single-thread" */
-    const char *summary;    /* one line for --help */
-    unsigned exchanges;     /* modes it supports: MGPU_EXCHANGE_BIT set, as
+    const char *name;               /* "mgpu-single" */
+    const char *strategy;           /* "single-thread" */
+    const char *summary;            /* one line for --help */
+    unsigned exchanges;             /* modes it supports: MGPU_EXCHANGE_BIT set, as
                                MGPU_EXCHANGES_OF(MGPU_BY_...) */
     const mgpu_extra_option *extra; /* ended by a NULL name; may be NULL */
-    int forks;              /* workers are processes: no CUDA here first */
-    int binds_workers;      /* its workers bind themselves (mgpu_bind_worker);
+    int forks;                      /* workers are processes: no CUDA here first */
+    int binds_workers;              /* its workers bind themselves (mgpu_bind_worker);
                                else one thread drives every device, and
                                mgpu_main binds it near the first device */
-    int deep_halo;          /* takes --halo and --time-block above 1 */
+    int deep_halo;                  /* takes --halo and --time-block above 1 */
 } mgpu_program;
 
 /* Parse the command line into OPT (defaults first).  Returns -1 to go on,
@@ -174,7 +174,7 @@ int mgpu_stdout_close(const mgpu_program *program, int code);
 
 typedef struct mgpu_record_extra {
     const char *key;
-    char text[64];      /* used when !is_number */
+    char text[64]; /* used when !is_number */
     double number;
     int is_number;
 } mgpu_record_extra;
@@ -188,18 +188,18 @@ typedef struct mgpu_record {
     int devices;
     long long nx, ny, steps;
     int repeats;
-    int halo, time_block;  /* --halo; steps per pass as resolved */
-    long long exchanges;   /* halo exchanges per run; <0: not known */
-    mgpu_stats time;       /* seconds for all steps */
-    double exchange_s;     /* the same steps with exchanges only; <0: not measured */
-    double copy_gbps;      /* copy ceiling of the devices used; 0: not measured */
-    double baseline_s;     /* one device, same run; 0: not measured */
+    int halo, time_block; /* --halo; steps per pass as resolved */
+    long long exchanges;  /* halo exchanges per run; <0: not known */
+    mgpu_stats time;      /* seconds for all steps */
+    double exchange_s;    /* the same steps with exchanges only; <0: not measured */
+    double copy_gbps;     /* copy ceiling of the devices used; 0: not measured */
+    double baseline_s;    /* one device, same run; 0: not measured */
     /* Where a step's time goes, seconds per step (<0: not measured): the
      * host issuing it, the host waiting (at barriers, for devices), and the
      * kernel of the largest part alone on its device. */
     double issue_step_s, wait_step_s, device_step_s;
-    const char *verify;    /* "cpu", "device", "none" */
-    int verified;          /* 1 passed, 0 failed, -1 not checked */
+    const char *verify; /* "cpu", "device", "none" */
+    int verified;       /* 1 passed, 0 failed, -1 not checked */
     double max_error;
     double tolerance;
     /* When the run began (mgpu_record_init), seconds since 1970 UTC; the
@@ -230,15 +230,13 @@ void mgpu_machine_find(mgpu_backend backend, int devices, long long started, mgp
 
 /* Fill the common fields from OPT and stamp the start time; time and
  * verification stay unset. */
-void mgpu_record_init(mgpu_record *record, const mgpu_program *program,
-                      const mgpu_options *opt);
+void mgpu_record_init(mgpu_record *record, const mgpu_program *program, const mgpu_options *opt);
 void mgpu_record_set_text(mgpu_record *record, const char *key, const char *text);
 void mgpu_record_set_number(mgpu_record *record, const char *key, double number);
 /* Print the record: a table of fields, a CSV line (after a header when
  * HEADER), or one JSON object, and flush OUT (mgpu_output_flush: an error
  * when the record could not all be written). */
-mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header,
-                              FILE *out);
+mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header, FILE *out);
 /* Text as the record writes it, for programs that write their own CSV and
  * JSON: one CSV cell, quoted as RFC 4180 asks when it must be; a JSON
  * string, quotes, backslashes and control characters escaped, other bytes
@@ -335,15 +333,15 @@ int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_
 typedef struct mgpu_progress {
     FILE *out;
     int on;
-    long long steps;    /* a run's */
-    double cells;       /* interior cells of the grid */
-    const char *what;   /* the phase: NULL for the runs the record is about */
+    long long steps;  /* a run's */
+    double cells;     /* interior cells of the grid */
+    const char *what; /* the phase: NULL for the runs the record is about */
     int warmup, runs, compute;
-    int run;            /* the run going, -1 before the first */
-    long long base;     /* steps of the phase's earlier runs */
-    long long next;     /* look at the clock once the phase has this many */
+    int run;             /* the run going, -1 before the first */
+    long long base;      /* steps of the phase's earlier runs */
+    long long next;      /* look at the clock once the phase has this many */
     double start, drawn; /* the phase's first run began; the line was drawn */
-    int width;          /* of the line on the screen, 0: none */
+    int width;           /* of the line on the screen, 0: none */
 } mgpu_progress;
 
 /* On as OPT->progress asks (auto: when OUT is a terminal). */
@@ -384,7 +382,7 @@ void mgpu_progress_elsewhere(mgpu_progress *progress);
  * recording its failure before barrier 0 and the parent reading the first
  * once they have ended; a worker killed while recording leaves none. */
 typedef struct mgpu_failure {
-    long long barrier;  /* before which the first failure happened; read and
+    long long barrier; /* before which the first failure happened; read and
                            written atomically; above every barrier while none
                            (LLONG_MAX) or while being recorded */
     mgpu_status status;

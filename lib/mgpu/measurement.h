@@ -62,8 +62,8 @@ mgpu_status mgpu_copy_ceiling_device(int device, size_t field_bytes, double *gbp
  * STREAM (a stream of DEVICE, or NULL for its default stream; DEVICE must
  * be current), or host memory (MGPU_HOST_MEMORY), filled at once.  At the
  * same offset, two different seeds differ in every 32-bit word. */
-mgpu_status mgpu_pattern_fill(int device, void *ptr, size_t bytes, uint32_t seed,
-                              uint64_t offset, mgpu_stream *stream);
+mgpu_status mgpu_pattern_fill(int device, void *ptr, size_t bytes, uint32_t seed, uint64_t offset,
+                              mgpu_stream *stream);
 
 typedef struct mgpu_pattern_result {
     unsigned long long wrong; /* bytes that differ from the pattern */
@@ -76,8 +76,7 @@ typedef struct mgpu_pattern_result {
  * kernel; only the result crosses to the host).  PTR and OFFSET are 4-byte
  * aligned.  MGPU_OK when the check ran; RESULT says what it found. */
 mgpu_status mgpu_pattern_check(int device, const void *ptr, size_t bytes, uint32_t seed,
-                               uint64_t offset, mgpu_stream *stream,
-                               mgpu_pattern_result *result);
+                               uint64_t offset, mgpu_stream *stream, mgpu_pattern_result *result);
 
 /* Queue a kernel on STREAM (its device current) that spins for
  * MICROSECONDS: work queued behind it starts only when it ends, so a timed
@@ -127,8 +126,8 @@ const char *mgpu_link_source_name(mgpu_link_source source);
  * STAGING to DST on TO (a stream of DST_DEVICE) once EVENT has happened.
  * Returns at once; the host backend copies at once. */
 mgpu_status mgpu_copy_staged_async(void *dst, int dst_device, const void *src, int src_device,
-                                   size_t bytes, void *staging, mgpu_stream *from,
-                                   mgpu_stream *to, mgpu_event *event);
+                                   size_t bytes, void *staging, mgpu_stream *from, mgpu_stream *to,
+                                   mgpu_event *event);
 
 #ifdef __cplusplus
 }

@@ -182,14 +182,14 @@ mgpu_status mgpu_nccl_id_create(mgpu_nccl_id *id);
 typedef enum mgpu_group_op { MGPU_GROUP_MIN, MGPU_GROUP_MAX, MGPU_GROUP_SUM } mgpu_group_op;
 
 typedef struct mgpu_group {
-    int rank, ranks;    /* this process, of RANKS; part RANK of the grid */
-    const char *where;  /* how this process names itself in a failure of its
+    int rank, ranks;   /* this process, of RANKS; part RANK of the grid */
+    const char *where; /* how this process names itself in a failure of its
                            own, not of the command line: "rank 1 on node7" */
     /* The device whose copy ceiling this process measures, one term of the
      * record's sum; -1 when another process measures its device.  PREPARE
      * sets it. */
     int ceiling_device;
-    void *ctx;          /* passed to every call */
+    void *ctx; /* passed to every call */
     /* Not collective: once the options are parsed, check them against the
      * group, choose the backend (mgpu_init) and this process's device, and
      * make it current. */
@@ -217,8 +217,8 @@ typedef struct mgpu_group {
  * process for each phase of runs; with RUN->ndevices below the group's
  * size (the one-device baseline), the processes beyond it have no part and
  * return at once.  Returns the exit code, the same in every process. */
-int mgpu_group_main(const mgpu_program *program, const mgpu_group *group, int argc,
-                    char **argv, mgpu_strategy_fn strategy, void *ctx);
+int mgpu_group_main(const mgpu_program *program, const mgpu_group *group, int argc, char **argv,
+                    mgpu_strategy_fn strategy, void *ctx);
 
 #ifdef __cplusplus
 }

@@ -28,20 +28,19 @@ extern "C" {
  * current): output rows [ROW0, ROW0+NROWS) of the block into D_OUT, whose
  * first row is row ROW0, from D_IN, whose first row is row ROW0-halo; both
  * are device buffers with rows PITCH floats apart and NX floats used. */
-typedef mgpu_status (*mgpu_pipeline_fn)(void *arg, const float *d_in, float *d_out,
-                                        long long row0, long long nrows, size_t pitch,
-                                        mgpu_stream *stream);
+typedef mgpu_status (*mgpu_pipeline_fn)(void *arg, const float *d_in, float *d_out, long long row0,
+                                        long long nrows, size_t pitch, mgpu_stream *stream);
 
 typedef struct mgpu_pipeline_desc {
     int device;
-    long long nx;        /* floats used in a row */
-    size_t host_pitch;   /* floats between rows of the host buffers (>= nx) */
-    long long rows;      /* output rows of the block */
-    int halo;            /* input rows needed above and below an output row */
-    int chunks;          /* 1..rows; rows are shared as evenly as possible */
-    int streams;         /* chunk c goes on stream c % streams */
+    long long nx;      /* floats used in a row */
+    size_t host_pitch; /* floats between rows of the host buffers (>= nx) */
+    long long rows;    /* output rows of the block */
+    int halo;          /* input rows needed above and below an output row */
+    int chunks;        /* 1..rows; rows are shared as evenly as possible */
+    int streams;       /* chunk c goes on stream c % streams */
     mgpu_pipeline_fn fn;
-    void *arg;           /* passed to fn */
+    void *arg; /* passed to fn */
 } mgpu_pipeline_desc;
 
 typedef struct mgpu_pipeline mgpu_pipeline;
@@ -71,9 +70,8 @@ mgpu_status mgpu_pipeline_wait(mgpu_pipeline *pipeline);
 /* The same chunks one after another on one stream, waiting after each stage,
  * for comparison; the seconds spent uploading, computing and downloading,
  * summed over the chunks, go to the pointers that are not NULL. */
-mgpu_status mgpu_pipeline_run_serial(mgpu_pipeline *pipeline, const float *host_in,
-                                     float *host_out, double *upload_s, double *compute_s,
-                                     double *download_s);
+mgpu_status mgpu_pipeline_run_serial(mgpu_pipeline *pipeline, const float *host_in, float *host_out,
+                                     double *upload_s, double *compute_s, double *download_s);
 
 void mgpu_pipeline_destroy(mgpu_pipeline *pipeline);
 
@@ -124,8 +122,8 @@ mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *stencil, const char *op
  * (mgpu_stencil_graph_first), capture the K after them
  * (mgpu_stencil_graph_steps) into *GRAPH, and wait for the first to be
  * done; the caller resets the parts before its runs. */
-mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *stencil, int nparts, long long k,
-                                       int compute, mgpu_graph **graph);
+mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *stencil, int nparts, long long k, int compute,
+                                       mgpu_graph **graph);
 mgpu_status mgpu_stencil_replay(mgpu_stencil *stencil, int nparts, mgpu_graph *graph);
 
 /* ------------------------------------ the progress monitor (lib/monitor.c) */
@@ -145,10 +143,10 @@ mgpu_status mgpu_stencil_replay(mgpu_stencil *stencil, int nparts, mgpu_graph *g
  * before a run; the kernels get its device address.  Both sides access it
  * through volatile pointers. */
 typedef struct mgpu_signal {
-    int stop;                         /* nonzero: every kernel leaves soon */
-    int failed_part;                  /* the part that stopped the run, + 1 */
+    int stop;        /* nonzero: every kernel leaves soon */
+    int failed_part; /* the part that stopped the run, + 1 */
     long long failed_step;
-    int progress[MGPU_MAX_DEVICES];   /* steps finished, as the monitors saw */
+    int progress[MGPU_MAX_DEVICES]; /* steps finished, as the monitors saw */
 } mgpu_signal;
 
 /* A part's counters in its own device memory, zeroed before a run. */
@@ -174,8 +172,8 @@ typedef struct mgpu_persistent_desc {
     mgpu_signal *signal;     /* device address of the shared block */
     int part;
     long long steps;
-    int compute;             /* 0: exchange halos only */
-    long long fail_step;     /* stop the run at this step (MGPU_INJECT_FAULT);
+    int compute;         /* 0: exchange halos only */
+    long long fail_step; /* stop the run at this step (MGPU_INJECT_FAULT);
                                 -1: never */
 } mgpu_persistent_desc;
 
