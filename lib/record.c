@@ -327,35 +327,45 @@ static int is_measured(const field *f)
     return 0;
 }
 
-static const char *verdict_text(long long verdict)
-{
-    return verdict > 0 ? "passed" : verdict == 0 ? "failed" : "skipped";
-}
+/* How a format writes a field's value: what stands for a value not
+ * measured (NULL: nothing), how it quotes text, the significant digits of a
+ * number, and its words for a verdict passed, failed and skipped. */
+typedef struct value_style {
+    const char *missing;
+    void (*text)(const char *text, FILE *out);
+    int digits;
+    const char *verdict[3];
+} value_style;
 
-/* ---------------------------------------------------------------- table */
-
-/* Human readable: six significant digits are more than any timing holds. */
-static void print_table_value(const field *f, FILE *out)
+static void print_value(const field *f, const value_style *style, FILE *out)
 {
     if (!is_measured(f)) {
-        fputs("n/a", out);
+        if (style->missing)
+            fputs(style->missing, out);
         return;
     }
     switch (f->kind) {
     case FIELD_TEXT:
-        fputs(f->text, out);
+        style->text(f->text, out);
         break;
     case FIELD_INTEGER:
         fprintf(out, "%lld", f->integer);
         break;
     case FIELD_NUMBER:
-        fprintf(out, "%.6g", f->number);
+        fprintf(out, "%.*g", style->digits, f->number);
         break;
     case FIELD_VERDICT:
-        fputs(verdict_text(f->integer), out);
+        fputs(style->verdict[f->integer > 0 ? 0 : f->integer == 0 ? 1 : 2], out);
         break;
     }
 }
+
+static void put_text(const char *text, FILE *out) { fputs(text, out); }
+
+/* ---------------------------------------------------------------- table */
+
+/* Human readable: six significant digits are more than any timing holds. */
+static const value_style table_style = {"n/a", put_text, 6, {"passed", "failed", "skipped"}};
 
 static void print_table(const field_list *list, const mgpu_record *r, FILE *out)
 {
@@ -370,7 +380,7 @@ static void print_table(const field_list *list, const mgpu_record *r, FILE *out)
             r->strategy ? r->strategy : "", BANDWIDTH_RULE);
     for (int i = 0; i < list->count; i++) {
         fprintf(out, "%-*s  ", width, list->item[i].key);
-        print_table_value(&list->item[i], out);
+        print_value(&list->item[i], &table_style, out);
         fputc('\n', out);
     }
 }
@@ -395,25 +405,7 @@ void mgpu_csv_text(const char *text, FILE *out)
 }
 
 /* Machine formats: ten significant digits, enough to compare runs. */
-static void print_csv_value(const field *f, FILE *out)
-{
-    if (!is_measured(f))
-        return;
-    switch (f->kind) {
-    case FIELD_TEXT:
-        mgpu_csv_text(f->text, out);
-        break;
-    case FIELD_INTEGER:
-        fprintf(out, "%lld", f->integer);
-        break;
-    case FIELD_NUMBER:
-        fprintf(out, "%.10g", f->number);
-        break;
-    case FIELD_VERDICT:
-        fputs(verdict_text(f->integer), out);
-        break;
-    }
-}
+static const value_style csv_style = {NULL, mgpu_csv_text, 10, {"passed", "failed", "skipped"}};
 
 static void print_csv(const field_list *list, int header, FILE *out)
 {
@@ -428,7 +420,7 @@ static void print_csv(const field_list *list, int header, FILE *out)
     for (int i = 0; i < list->count; i++) {
         if (i > 0)
             fputc(',', out);
-        print_csv_value(&list->item[i], out);
+        print_value(&list->item[i], &csv_style, out);
     }
     fputc('\n', out);
 }
@@ -465,27 +457,7 @@ void mgpu_json_string(const char *text, FILE *out)
     fputc('"', out);
 }
 
-static void print_json_value(const field *f, FILE *out)
-{
-    if (!is_measured(f)) {
-        fputs("null", out);
-        return;
-    }
-    switch (f->kind) {
-    case FIELD_TEXT:
-        mgpu_json_string(f->text, out);
-        break;
-    case FIELD_INTEGER:
-        fprintf(out, "%lld", f->integer);
-        break;
-    case FIELD_NUMBER:
-        fprintf(out, "%.10g", f->number);
-        break;
-    case FIELD_VERDICT:
-        fputs(f->integer > 0 ? "true" : f->integer == 0 ? "false" : "null", out);
-        break;
-    }
-}
+static const value_style json_style = {"null", mgpu_json_string, 10, {"true", "false", "null"}};
 
 static void print_json(const field_list *list, FILE *out)
 {
@@ -495,7 +467,7 @@ static void print_json(const field_list *list, FILE *out)
             fputs(", ", out);
         mgpu_json_string(list->item[i].key, out);
         fputs(": ", out);
-        print_json_value(&list->item[i], out);
+        print_value(&list->item[i], &json_style, out);
     }
     fputs("}\n", out);
 }
