@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(THREADS)
     for (long long i = 2; i < rows; i++) {
         read(i, s, s_edge);
         // Threads past the row's end take part in the shuffles and store nothing.
-        compute_row<K, 4>(q, col, nx, store_whole, lane, n, c, c_edge, s);
+        store_cols<4>(q, col, nx, store_whole, compute_row<K, 4>(lane, n, c, c_edge, s));
         n = c;
         c = s;
         c_edge = s_edge;
@@ -153,14 +153,15 @@ __global__ void __launch_bounds__(THREADS)
 template <mgpu_kernel K, int THREADS>
 __global__ void __launch_bounds__(THREADS)
     oneway_stencil(const float *__restrict__ in, float *__restrict__ out, long long nx,
-                   long long pitch, long long r0, long long r1, long long strip)
+                   long long pitch, long long r0, long long r1, long long strip,
+                   edge_rows edges)
 {
     const int lane = threadIdx.x & 31;
     const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
     const long long j0 = r0 + static_cast<long long>(blockIdx.y) * strip;
     const long long j1 = j0 + strip < r1 ? j0 + strip : r1;
-    walk_strip<K, 4, true>(in, out, nx, pitch, j0, j1, col, col, lane, col + 4 <= nx,
-                           col >= 1 && col + 4 <= nx - 1);
+    walk_strip<K, 4, true>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, col, lane,
+                           col + 4 <= nx, col >= 1 && col + 4 <= nx - 1);
 }
 
 // ----------------------------------------------------------- copy kernels
@@ -277,7 +278,7 @@ void grid_step(mgpu_kernel k, const float *in, float *out, long long nx, long lo
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kp, THREADS, 0));
     grid_shape g = shape(nx, ny - 2, THREADS * 4, per_sm, WAVES10 / 10.0);
     (k == MGPU_KERNEL_PATTERN2D ? kp : kj)<<<g.grid, THREADS>>>(in, out, nx, pitch, 1, ny - 1,
-                                                                g.strip);
+                                                                g.strip, edge_rows{});
     CK(cudaGetLastError());
 }
 
