@@ -153,15 +153,14 @@ __global__ void __launch_bounds__(THREADS)
 template <mgpu_kernel K, int THREADS>
 __global__ void __launch_bounds__(THREADS)
     oneway_stencil(const float *__restrict__ in, float *__restrict__ out, long long nx,
-                   long long pitch, long long r0, long long r1, long long strip,
-                   edge_rows edges)
+                   long long pitch, long long r0, long long r1, long long strip, edge_rows edges)
 {
     const int lane = threadIdx.x & 31;
     const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
     const long long j0 = r0 + static_cast<long long>(blockIdx.y) * strip;
     const long long j1 = j0 + strip < r1 ? j0 + strip : r1;
-    walk_strip<K, 4, true>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, col, lane,
-                           col + 4 <= nx, col >= 1 && col + 4 <= nx - 1);
+    walk_strip<K, 4, true>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, col, lane, col + 4 <= nx,
+                           col >= 1 && col + 4 <= nx - 1);
 }
 
 // ----------------------------------------------------------- copy kernels
