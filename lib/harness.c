@@ -143,8 +143,17 @@ static int start_group(harness *h)
     double first = status == MGPU_OK ? g->ranks : g->rank;
     g->combine(g->ctx, MGPU_GROUP_MIN, &first, 1);
     int lowest = (int) first;
-    if (lowest == g->ranks)
-        return -1;
+    if (lowest == g->ranks) {
+        double span[2] = {g->choice, -g->choice};
+        g->combine(g->ctx, MGPU_GROUP_MIN, span, 2);
+        if (span[0] == -span[1])
+            return -1;
+        if (g->rank == 0)
+            mgpu_error(h->program, "the processes chose different backends or exchange modes "
+                                   "(one found the devices or their peer access otherwise): "
+                                   "name both, --backend and --exchange");
+        return 1;
+    }
     int code = mgpu_exit_code(status);
     if (g->rank == lowest && lowest == 0)
         mgpu_error(h->program, "%s", mgpu_error_message(status));

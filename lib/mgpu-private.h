@@ -134,9 +134,10 @@ mgpu_status mgpu_memcpy_2d_async(void *dst, size_t dpitch_bytes, const void *src
 /* The stencil domain's events for graphs (stencil-graph.c): one on part 0's
  * stream that the others wait for, and one per part that part 0 waits for. */
 mgpu_event *mgpu_stencil_fork_event(const mgpu_stencil *st);
-/* In a capture, part PART's stream just joined it: what must be recorded
- * inside the capture before the steps are (lib/stencil.c). */
-mgpu_status mgpu_stencil_capture_join(mgpu_stencil *st, int part);
+/* Record again on part PART's stream the events that other parts' steps
+ * wait for, where its stream joins a capture and after the capture
+ * (lib/stencil.c says why). */
+mgpu_status mgpu_stencil_record_waited(mgpu_stencil *st, int part);
 mgpu_event *mgpu_stencil_join_event(const mgpu_stencil *st, int part);
 /* Its halo rows a side (--halo): graphs take only 1. */
 int mgpu_stencil_halo(const mgpu_stencil *st);

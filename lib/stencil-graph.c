@@ -66,9 +66,9 @@ mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
                          "with a GPU)",
                          option, mgpu_backend_name(mgpu_backend_active()));
     /* Deep halos: the plan above (whole pairs of cycles after the first) and
-     * mgpu_stencil_capture_join are written for them, but a capture with
+     * mgpu_stencil_record_waited are written for them, but a capture with
      * K > 1 has not yet run verified on GPUs (its first try on 2 H200s
-     * failed with cudaErrorStreamCaptureIsolation, which capture_join
+     * failed with cudaErrorStreamCaptureIsolation, which record_waited
      * answers); until it has, it is refused. */
     if (mgpu_stencil_halo(st) > 1)
         return mgpu_fail(MGPU_ERR_USAGE,
@@ -96,7 +96,7 @@ static mgpu_status capture_enter(mgpu_stencil *st, int part)
     if (part != ORIGIN)
         MGPU_TRY(wait_on(st, part, mgpu_stencil_fork_event(st)));
     MGPU_TRY(mgpu_device_set(mgpu_stencil_device(st, part)));
-    return mgpu_stencil_capture_join(st, part);
+    return mgpu_stencil_record_waited(st, part);
 }
 
 static mgpu_status capture_leave(mgpu_stencil *st, int part)
@@ -165,6 +165,10 @@ mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *st, int nparts, long long k
     for (int p = 0; p < nparts && status == MGPU_OK; p++)
         status = capture_leave(st, p);
     MGPU_TRY(capture_end(st, nparts, status, graph));
+    for (int p = 0; p < nparts; p++) {
+        MGPU_TRY(mgpu_device_set(mgpu_stencil_device(st, p)));
+        MGPU_TRY(mgpu_stencil_record_waited(st, p));
+    }
     /* The first steps ran; the steps captured did not.  Nothing may still run on the
      * buffers when the caller resets them. */
     for (int p = 0; p < nparts; p++)

@@ -701,16 +701,24 @@ static mgpu_status wait_for_receivers(mgpu_stencil *st, part *pt)
     return MGPU_OK;
 }
 
-/* A capture may wait only for events recorded inside it, and with deep
- * halos a cycle's first send waits for the receivers' COMPUTED of the cycle
- * before.  Recorded again where the part's stream joins the capture, it
- * stands for all the part's work before the capture, which every replay
- * follows (mgpu_stencil_replay). */
-mgpu_status mgpu_stencil_capture_join(mgpu_stencil *st, int p)
+/* A capture may wait only for events recorded inside it, and outside one
+ * no wait may name an event last recorded inside one.  With deep halos a
+ * cycle's first send waits for the receivers' COMPUTED of the cycle before,
+ * and a neighbour's recv may wait for a SENT that this part's next send has
+ * not yet recorded.  Recorded again where the part's stream joins the
+ * capture, and again once it ended, they stand for all the part's work
+ * before, which every replay and every later step follows. */
+mgpu_status mgpu_stencil_record_waited(mgpu_stencil *st, int p)
 {
+    /* One-row halos wait for nothing recorded a step before: each SENT is
+     * recorded by the same step's send before any recv waits for it. */
+    if (st->halo == 1 || !orders_by_event(st))
+        return MGPU_OK;
     part *pt = &st->parts[p];
-    if (st->halo > 1 && orders_by_event(st))
-        MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
+    MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
+    for (int b = 0; b < 2; b++)
+        if (pt->sent[b])
+            MGPU_TRY(mgpu_event_record(pt->sent[b], pt->stream));
     return MGPU_OK;
 }
 

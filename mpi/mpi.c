@@ -316,7 +316,9 @@ static mgpu_status prepare(void *ctx, const mgpu_options *opt)
         group.ceiling_device = me.device;
 
     me.aware = cuda_aware();
-    return choose_transport(opt);
+    MGPU_TRY(choose_transport(opt));
+    group.choice = (int) chosen->mode * 8 + (int) mgpu_backend_active(); /* 3 backends */
+    return MGPU_OK;
 }
 
 /* ------------------------------------------------------------ a domain */

@@ -189,6 +189,10 @@ typedef struct mgpu_group {
      * record's sum; -1 when another process measures its device.  PREPARE
      * sets it. */
     int ceiling_device;
+    /* What PREPARE chose that every process must choose alike (mgpu-mpi:
+     * the backend and the exchange mode, as one number): processes that
+     * differ would call collectives the others never call. */
+    int choice;
     void *ctx; /* passed to every call */
     /* Not collective: once the options are parsed, check them against the
      * group, choose the backend (mgpu_init) and this process's device, and
