@@ -758,6 +758,7 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
     own_folder(argv0, dir, sizeof dir);
     program progs[NSTRATEGIES];
     int nprogs = 0;
+    unsigned offered = 0; /* the modes of the programs found, before --exchanges */
     for (int i = 0; i < NSTRATEGIES; i++) {
         if (opt->strategies && !(opt->strategies & (1u << i)))
             continue;
@@ -772,10 +773,22 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
             fprintf(stderr, "%s: %s: skipped\n", COMPARE_NAME, error);
             continue;
         }
+        offered |= p->modes;
         if (opt->exchanges)
             p->modes &= opt->exchanges;
         if (p->modes)
             nprogs++;
+    }
+    /* Programs were found, and --exchanges named none of their modes: a
+     * usage error, not "no program" (nccl in a build without NCCL, ipc with
+     * --strategies=single). */
+    if (nprogs == 0 && offered) {
+        char asked[256], have[256];
+        mgpu_names_join(asked, sizeof asked, mgpu_exchange_names, opt->exchanges, ",");
+        mgpu_names_join(have, sizeof have, mgpu_exchange_names, offered, ",");
+        return usage("--exchanges: no program run here has %s (accepted with these "
+                     "programs: some of %s)",
+                     asked, have);
     }
     if (nprogs == 0) {
         fprintf(stderr,

@@ -2,7 +2,8 @@
 # format.sh - lay out the C and CUDA sources with clang-format and the
 # style in .clang-format (doc/contributing.md).
 #
-#   tools/format.sh [FILE...]          format in place (default: every source)
+#   tools/format.sh [FILE...]          format in place (default: every source;
+#                                      FILEs are *.c, *.h, *.cu or *.cuh)
 #   tools/format.sh --check [FILE...]  change nothing; list the files whose
 #                                      layout differs and exit 1 if any does
 #
@@ -34,7 +35,7 @@ case ${1-} in
     shift
     ;;
 --help | -h)
-    sed -n '2,11s/^# \{0,1\}//p' "$0"
+    sed -n '2,12s/^# \{0,1\}//p' "$0"
     exit 0
     ;;
 -*) usage ;;
@@ -47,6 +48,15 @@ for f in "$@"; do
         echo "format.sh: $f: no such file" >&2
         exit 2
     fi
+    # clang-format takes any other name for C++, and would rewrite a
+    # README.md or a Makefile.am in place as code.
+    case $f in
+    *.c | *.h | *.cu | *.cuh) ;;
+    *)
+        echo "format.sh: $f: not a C or CUDA source (accepted: *.c, *.h, *.cu, *.cuh)" >&2
+        exit 2
+        ;;
+    esac
 done
 
 clang_format=${CLANG_FORMAT:-clang-format}
@@ -76,6 +86,15 @@ if [ "$#" -eq 0 ]; then
         -name '*.cuh' \) | LC_ALL=C sort)
 fi
 
+# The repository's .clang-format by its path: --style=file alone looks for
+# one from each file's folder up, and a file outside the tree would get
+# clang-format's own default layout instead.  (Before version 14 clang-format
+# takes no path there, and finds the file from each source's folder.)
+style="--style=file:$top/.clang-format"
+case ${version%%.*} in
+[0-9] | 1[0-3]) style=--style=file ;;
+esac
+
 tmp=$(mktemp "${TMPDIR:-/tmp}/format.XXXXXX") || exit 1
 trap 'rm -f "$tmp"' EXIT
 status=0
@@ -85,12 +104,11 @@ for f in "$@"; do
     *" ${f#./} "*) continue ;;
     esac
     if [ "$check" -eq 1 ]; then
-        # clang-format finds .clang-format in the file's folder or above it.
-        if ! "$clang_format" --style=file "$f" >"$tmp" || ! cmp -s "$tmp" "$f"; then
+        if ! "$clang_format" "$style" "$f" >"$tmp" || ! cmp -s "$tmp" "$f"; then
             echo "$f"
             differ=$((differ + 1))
         fi
-    elif ! "$clang_format" --style=file -i "$f"; then
+    elif ! "$clang_format" "$style" -i "$f"; then
         status=1
     fi
 done
