@@ -308,20 +308,11 @@ static mgpu_status worker_run(worker *w)
         w->sh->control->mode = w->mode;
     /* The domain of this process: all parts' slabs are known, only this
      * one's buffers exist here. */
-    mgpu_stencil_desc desc = {
-        .nx = opt->nx,
-        .ny = opt->ny,
-        .kernel = opt->kernel,
-        .exchange = w->mode,
-        .seed = opt->seed,
-        .nparts = w->nparts,
-        .first_part = p,
-        .local_parts = 1,
-        .halo = opt->halo,
-        .time_block = opt->time_block,
-        .steps = opt->steps,
-        .nccl_id = w->mode == MGPU_EXCHANGE_NCCL ? &w->sh->control->nccl_id : NULL,
-    };
+    mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, w->nparts);
+    desc.exchange = w->mode;
+    desc.first_part = p;
+    desc.local_parts = 1;
+    desc.nccl_id = w->mode == MGPU_EXCHANGE_NCCL ? &w->sh->control->nccl_id : NULL;
     /* nccl: this joins the communicator, once every worker has come. */
     MGPU_TRY(mgpu_stencil_create(&w->st, &desc));
     MGPU_TRY(mgpu_device_set(p));

@@ -107,6 +107,21 @@ static int finish(const mgpu_program *program, mgpu_progress *progress, mgpu_sta
     return mgpu_exit_code(status);
 }
 
+mgpu_stencil_desc mgpu_stencil_desc_of(const mgpu_options *opt, int nparts)
+{
+    return (mgpu_stencil_desc){
+        .nx = opt->nx,
+        .ny = opt->ny,
+        .kernel = opt->kernel,
+        .exchange = opt->exchange,
+        .seed = opt->seed,
+        .nparts = nparts,
+        .halo = opt->halo,
+        .time_block = opt->time_block,
+        .steps = opt->steps,
+    };
+}
+
 /* The command line.  In a group process 0 reads it first and alone prints
  * a usage error, --help or --version; the others read it only when process
  * 0 goes on (every process has the same command line): one message, not

@@ -376,20 +376,11 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
     devices[dm->part] = me.device;
     /* The domain holds the one local part; the halos are this file's job,
      * or (nccl) the stencil domain's. */
-    mgpu_stencil_desc desc = {
-        .nx = opt->nx,
-        .ny = opt->ny,
-        .kernel = opt->kernel,
-        .exchange = MGPU_EXCHANGE_MPI,
-        .seed = opt->seed,
-        .nparts = dm->nparts,
-        .first_part = dm->part,
-        .local_parts = 1,
-        .devices = devices,
-        .halo = opt->halo,
-        .time_block = opt->time_block,
-        .steps = opt->steps,
-    };
+    mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, dm->nparts);
+    desc.exchange = MGPU_EXCHANGE_MPI;
+    desc.first_part = dm->part;
+    desc.local_parts = 1;
+    desc.devices = devices;
     mgpu_nccl_id id;
     if (chosen->mode == MGPU_EXCHANGE_NCCL) {
         MGPU_TRY(nccl_id_share(dm, &id));

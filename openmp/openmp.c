@@ -310,17 +310,7 @@ static mgpu_status openmp(void *ctx, mgpu_run *run)
 {
     (void) ctx;
     const mgpu_options *opt = run->opt;
-    mgpu_stencil_desc desc = {
-        .nx = opt->nx,
-        .ny = opt->ny,
-        .kernel = opt->kernel,
-        .exchange = opt->exchange,
-        .seed = opt->seed,
-        .nparts = run->ndevices,
-        .halo = opt->halo,
-        .time_block = opt->time_block,
-        .steps = opt->steps,
-    };
+    mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);
     omp_set_dynamic(0); /* exactly one thread per device */
     mgpu_stencil *st;
     mgpu_status status = mgpu_stencil_create(&st, &desc);

@@ -503,17 +503,7 @@ static mgpu_status pthreads(void *ctx, mgpu_run *run)
     if (use_graph && mode != MODE_STEP)
         return mgpu_error_set(MGPU_ERR_USAGE, "--graph: only with --mode=step, where the "
                                               "workers issue the steps themselves");
-    mgpu_stencil_desc desc = {
-        .nx = opt->nx,
-        .ny = opt->ny,
-        .kernel = opt->kernel,
-        .exchange = opt->exchange,
-        .seed = opt->seed,
-        .nparts = run->ndevices,
-        .halo = opt->halo,
-        .time_block = opt->time_block,
-        .steps = opt->steps,
-    };
+    mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);
     team *t = calloc(1, sizeof *t);
     if (!t)
         return mgpu_error_set(MGPU_ERR_NOMEM, "the thread team: out of host memory");

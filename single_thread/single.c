@@ -162,17 +162,7 @@ static mgpu_status single_thread(void *ctx, mgpu_run *run)
 {
     (void) ctx;
     const mgpu_options *opt = run->opt;
-    mgpu_stencil_desc desc = {
-        .nx = opt->nx,
-        .ny = opt->ny,
-        .kernel = opt->kernel,
-        .exchange = opt->exchange,
-        .seed = opt->seed,
-        .nparts = run->ndevices,
-        .halo = opt->halo,
-        .time_block = opt->time_block,
-        .steps = opt->steps,
-    };
+    mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);
     mgpu_stencil *st;
     mgpu_status status = mgpu_stencil_create(&st, &desc);
     if (status != MGPU_OK)

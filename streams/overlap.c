@@ -99,17 +99,8 @@ mgpu_status streams_domain_create(streams_domain *dom, const mgpu_options *opt, 
                                   mgpu_exchange mode, int overlap)
 {
     memset(dom, 0, sizeof *dom);
-    mgpu_stencil_desc desc = {
-        .nx = opt->nx,
-        .ny = opt->ny,
-        .kernel = opt->kernel,
-        .exchange = mode,
-        .seed = opt->seed,
-        .nparts = nparts,
-        .halo = opt->halo,
-        .time_block = opt->time_block,
-        .steps = opt->steps,
-    };
+    mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, nparts);
+    desc.exchange = mode;
     MGPU_TRY(mgpu_stencil_create(&dom->st, &desc));
     dom->nparts = nparts;
     dom->nx = opt->nx;

@@ -309,6 +309,12 @@ typedef struct mgpu_run {
 
 typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
 
+/* The stencil domain that the options OPT ask for, NPARTS parts, every one
+ * local: the grid, kernel, exchange, seed, halo, time block and steps (a
+ * program that holds some of the parts, or moves the halos itself, changes
+ * the fields it owns). */
+mgpu_stencil_desc mgpu_stencil_desc_of(const mgpu_options *opt, int nparts);
+
 /* The whole program around a strategy: parse the command line, choose the
  * backend, check the request, time the run (and its exchanges alone, and
  * one device when --baseline), measure the copy ceiling, verify, print the
