@@ -162,14 +162,8 @@ static mgpu_status state_create(state *s, const mgpu_run *run)
     memset(s, 0, sizeof *s);
     /* direct: the stencil domain enables peer access between neighbours, so
      * that the kernels may use each other's pointers. */
-    mgpu_stencil_desc desc = {
-        .nx = opt->nx,
-        .ny = opt->ny,
-        .kernel = opt->kernel,
-        .exchange = MGPU_EXCHANGE_DIRECT,
-        .seed = opt->seed,
-        .nparts = run->ndevices,
-    };
+    mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);
+    desc.exchange = MGPU_EXCHANGE_DIRECT;
     MGPU_TRY(mgpu_stencil_create(&s->st, &desc));
     s->nparts = run->ndevices;
     for (int p = 0; p < s->nparts; p++) {

@@ -38,14 +38,8 @@ static mgpu_status state_create(const mgpu_run *run, monitor_state *ms)
     const mgpu_options *opt = run->opt;
     memset(ms, 0, sizeof *ms);
     /* The workers write their neighbours' halos themselves: direct. */
-    mgpu_stencil_desc desc = {
-        .nx = opt->nx,
-        .ny = opt->ny,
-        .kernel = opt->kernel,
-        .exchange = MGPU_EXCHANGE_DIRECT,
-        .seed = opt->seed,
-        .nparts = run->ndevices,
-    };
+    mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);
+    desc.exchange = MGPU_EXCHANGE_DIRECT;
     MGPU_TRY(mgpu_stencil_create(&ms->st, &desc));
     ms->nparts = run->ndevices;
     for (int p = 0; p < ms->nparts; p++) {
