@@ -372,12 +372,9 @@ enum {
  * implement the mode (MGPU_BY_*); A is the expansion's own argument, given
  * to every X (MGPU_EXCHANGES_OF passes its BY).  AUTO stays first: every
  * program takes it and resolves it to one of the others.  A mode that only
- * some builds have gives MGPU_IF_BUILT(FLAG, BY) as its BY, FLAG the
- * configure result (config.h's, as MGPU_HAVE_CUDA), so that its row reads
- * X(A, NAME, "name", MGPU_IF_BUILT(MGPU_HAVE_NAME, MGPU_BY_FORK)): its
- * name is known in every build (--exchange=name where it is not built says
- * which modes are), but only a build with FLAG offers it.  FLAG is read
- * where MGPU_EXCHANGES_OF is, in a program's file, after config.h. */
+ * some builds have (nccl) keeps its programs here in every build; the
+ * command line drops it where it is not built (options.c), so that asking
+ * for it there says what is missing. */
 #define MGPU_EXCHANGE_MAP(X, A)                                                        \
     /* peer-async where every pair has peer access, staged otherwise */                \
     X(A, AUTO, "auto", 0)                                                              \
@@ -414,14 +411,6 @@ const char *mgpu_exchange_name(mgpu_exchange exchange);
 #define MGPU_EXCHANGES_OF(by) (0u MGPU_EXCHANGE_MAP(MGPU_EXCHANGE_IF_BY_, by))
 #define MGPU_EXCHANGE_IF_BY_(wanted, suffix, name, by) \
     | (((by) & (wanted)) ? MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_##suffix) : 0u)
-/* BY where FLAG is defined to 1, else 0 (FLAG undefined, or 0): the BY of
- * a mode that only some builds have.  (The name MGPU_BUILT_##FLAG is a
- * macro only when FLAG was 1; then it adds a first argument.) */
-#define MGPU_IF_BUILT(flag, by) MGPU_IF_BUILT_(flag, by)
-#define MGPU_IF_BUILT_(flag, by) MGPU_SECOND_(MGPU_BUILT_##flag(by), 0u, ~)
-#define MGPU_BUILT_1(by) ~, (by)
-#define MGPU_SECOND_(...) MGPU_SECOND__(__VA_ARGS__)
-#define MGPU_SECOND__(first, second, ...) second
 
 typedef struct mgpu_stencil_desc {
     long long nx, ny;
