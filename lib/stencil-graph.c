@@ -65,16 +65,6 @@ mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
                          "no graph to capture (use --backend=cuda on a machine "
                          "with a GPU)",
                          option, mgpu_backend_name(mgpu_backend_active()));
-    /* Deep halos: the plan above (whole pairs of cycles after the first) and
-     * mgpu_stencil_record_waited are written for them, but a capture with
-     * K > 1 has not yet run verified on GPUs (its first try on 2 H200s
-     * failed with cudaErrorStreamCaptureIsolation, which record_waited
-     * answers); until it has, it is refused. */
-    if (mgpu_stencil_halo(st) > 1)
-        return mgpu_fail(MGPU_ERR_USAGE,
-                         "%s: a graph replays one-row halos only (accepted "
-                         "with %s: --halo=1)",
-                         option, option);
     mgpu_exchange mode = mgpu_stencil_exchange_mode(st);
     if (mode == MGPU_EXCHANGE_NCCL)
         return mgpu_fail(MGPU_ERR_USAGE,

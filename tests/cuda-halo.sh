@@ -73,6 +73,31 @@ on_devices() {
                     --ny=$((40 + devices)) --steps=10
             done
         done
+        # --graph replays whole pairs of cycles after a first cycle issued
+        # plainly, and a tail of plain steps follows the last replay.
+        case $p in
+        single_thread/* | pthread/* | openmp/*)
+            for kt in 2:1 3:2 4:4 5:3; do
+                for exchange in peer-async direct; do
+                    kernel=pattern2d
+                    [ $((turn % 2)) -eq 1 ] && kernel=jacobi
+                    turn=$((turn + 1))
+                    desc="$p: cuda vs cpu, --graph K=${kt%:*} T=${kt#*:}, $exchange, $devices devices, $kernel"
+                    check_run "$desc" "$prog" $common --verify=cpu --exchange=$exchange \
+                        --devices=$devices --kernel=$kernel --graph --halo=${kt%:*} \
+                        --time-block=${kt#*:} --nx=257 --ny=$((37 + devices)) --steps=83
+                    replayed=$(printf '%s\n' "$out" | json_field graph_steps)
+                    [ "${replayed:-0}" -ge $((2 * ${kt%:*})) ] 2>/dev/null
+                    tap $? "$desc: the record says a replay ran $replayed steps"
+                done
+            done
+            [ "$devices" -gt 1 ] &&
+                check_run "$p: N vs 1 device, --graph K=4 T=2, $devices devices, 4096 x 4096, repeats" \
+                    "$prog" --backend=cuda --repeat=3 --warmup=1 --verify=device --graph \
+                    --exchange=direct --devices=$devices --halo=4 --time-block=2 --nx=4096 \
+                    --ny=4096 --steps=45
+            ;;
+        esac
         check_run "$p: N vs 1 device, K=4 T=4, $devices devices, 4099 x 2051" \
             $prefix "$prog" $common --verify=device --devices=$devices --halo=4 --time-block=4 \
             --nx=4099 --ny=2051 --steps=21
