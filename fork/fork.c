@@ -12,8 +12,10 @@
  *   staged  each worker copies its edge rows into pinned shared host memory;
  *           after the barrier its neighbours copy them into their halos;
  *   ipc     CUDA IPC: each worker maps its neighbours' device buffers and
- *           events into its own address space and pulls the rows device to
- *           device, ordered on the devices by the events (lib/ipc-halo.c);
+ *           signals into its own address space; its kernels store one-row
+ *           halos straight into the neighbours' buffers (deep halos are
+ *           copied at each exchange), device to device, ordered on the
+ *           devices by the signals, with no barrier (lib/ipc-halo.c);
  *   nccl    each worker is one rank of an NCCL communicator, whose id the
  *           parent made before forking (ncclGetUniqueId makes no CUDA call)
  *           and left in the shared mapping; a worker's transfers of an
@@ -144,7 +146,7 @@ typedef struct worker {
     mgpu_stencil *st;
     bool registered;    /* staged: the slots are pinned here */
     double waited;      /* seconds at barriers and for the device */
-    mgpu_ipc_halo *ipc; /* ipc: the neighbours' buffers and events, mapped here */
+    mgpu_ipc_halo *ipc; /* ipc: the neighbours' buffers and signals, mapped here */
 } worker;
 
 static mgpu_stream *stream_of(const worker *w) { return mgpu_stencil_stream(w->st, w->part); }
@@ -185,7 +187,7 @@ static mgpu_status choose_exchange(const mgpu_options *opt, int n, mgpu_exchange
     return MGPU_OK;
 }
 
-/* ipc: publish this worker's buffers and events as handles in shared
+/* ipc: publish this worker's buffers and signals as handles in shared
  * memory, wait until every worker has, and open the neighbours'. */
 static mgpu_status ipc_connect(worker *w)
 {
@@ -235,8 +237,9 @@ static mgpu_status fetch_halos(worker *w, long long step)
     return MGPU_OK;
 }
 
-/* The exchange at STEP: publish, meet, fetch (staged); meet, pull (ipc);
- * or with NCCL the stencil domain's transfers, which need no meeting. */
+/* The exchange at STEP: publish, meet, fetch (staged); the IPC halos' waits
+ * and copies (ipc); or with NCCL the stencil domain's transfers.  Only
+ * staged meets the other workers. */
 static mgpu_status exchange(worker *w, long long step)
 {
     if (w->mode == MGPU_EXCHANGE_NCCL) {
@@ -273,9 +276,9 @@ static mgpu_status exchange(worker *w, long long step)
  * neighbour reaches only once its copies of this one are done (publishing
  * waits for its stream, which holds them).
  *
- * ipc: nothing here waits for a device; the library's CUDA IPC halos
- * order the pulls and the passes of neighbouring workers by events, and
- * meet the workers at the barrier where that takes one (lib/ipc-halo.c). */
+ * ipc: nothing here waits for a device or another worker; the library's
+ * CUDA IPC halos order the copies and the passes of neighbouring workers by
+ * signals on the devices (lib/ipc-halo.c). */
 static mgpu_status one_step(worker *w, long long step)
 {
     mgpu_stencil *st = w->st;

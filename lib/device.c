@@ -116,7 +116,7 @@ static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUcontext primary[MGPU_MAX_DEVICES];
 
-static cudaError_t driver_symbol(const char *name, void **fn)
+cudaError_t mgpu_driver_entry(const char *name, void **fn)
 {
     enum cudaDriverEntryPointQueryResult found;
 #if CUDART_VERSION >= 12050
@@ -126,6 +126,12 @@ static cudaError_t driver_symbol(const char *name, void **fn)
 #endif
     if (err == cudaSuccess && found != cudaDriverEntryPointSuccess)
         err = cudaErrorSymbolNotFound;
+    return err;
+}
+
+static cudaError_t driver_symbol(const char *name, void **fn)
+{
+    cudaError_t err = mgpu_driver_entry(name, fn);
     if (err != cudaSuccess)
         driver.missing = name;
     return err;

@@ -1,35 +1,39 @@
 /* ipc-halo.c - halos between processes of one node through CUDA IPC
- * (mgpu-fork's workers, mgpu-mpi's ranks): each process maps its
- * neighbours' device buffers and events into its own address space and
- * pulls their edge rows into its halos device to device, on its stream,
- * ordered on the devices by the events.  No host copy, no message.
+ * (mgpu-fork's workers, mgpu-mpi's ranks), ordered on the devices alone:
+ * no barrier, no message and no host wait in a step.
  *
- * A cycle is the K steps from one exchange to the next (--halo=K; K = 1:
- * every step); the field before an exchange step is in the buffer
- * mgpu_stencil_buffer_index names, the same in every part.  Nothing here
- * waits for a device.  Each part records DONE[e%2] on its stream after the
- * last step of cycle e (after its last pass).  After the barrier of
- * exchange e every neighbour has recorded done[(e-1)%2], so this part's
- * stream waits for that event (on the device) and then pulls the
- * neighbour's edge blocks from the buffer that holds the field before the
- * exchange, which the neighbour's last pass wrote; then it records PULLED.
- * The neighbour's passes write its two buffers in turn, so the next pass to
- * overwrite the rows pulled is
- *  - with one pass per cycle (T = K), its first pass after exchange e+1,
- *    behind its wait for this part's done[e%2], recorded after this pull;
- *  - with more (T < K), its second pass of cycle e: before issuing it, the
- *    neighbour meets the others at a second barrier, by which every part
- *    has recorded PULLED for exchange e, and its stream waits for theirs
- *    (wait_for_pulls).  One PULLED event suffices: it is recorded again
- *    only after the barrier of exchange e+1, which the neighbour reaches
- *    only after it issued its wait.
- * The done events are double buffered by parity so that no neighbour
- * records done[(e-1)%2] again (at the end of cycle e+1) before this part
- * has issued its wait: that takes the barrier of exchange e+1, which this
- * part reaches only after.
+ * Each process maps its neighbours' two buffers and their SIGNALS into its
+ * own address space.  The signals of part P are counters in P's device
+ * memory, two per part N of the domain: READY[N], the last exchange whose
+ * field N has finished (its edge rows for that exchange may be read), and
+ * PULLED[N], the last exchange for which N has copied P's edge rows.  N's
+ * stream writes them (mgpu_stream_write_signal: after N's earlier work,
+ * whose memory writes it makes visible first) and P's stream waits for
+ * them (mgpu_stream_wait_signal), so a process issues its steps without
+ * waiting for the others, as threads do with events.
  *
- * A wait is for the record of the event issued, in any process, before the
- * wait is: the barriers are what put the records before the waits. */
+ * Exchanges are numbered across the runs of a process (SEQ below), the
+ * same in every process, since each issues the same steps.  At exchange E,
+ * at step S, of part P and its neighbour N:
+ *  - read after write: P's stream waits for READY[N] >= E, which N's
+ *    stream writes after the last pass of the cycle before E; then P copies
+ *    N's edge blocks into its halos, one copy each.  With one-row halos and
+ *    the steps computed, N's kernel of step S-1 already stored its edge
+ *    rows in P's halos through the mapped buffers, as mode direct does
+ *    between threads (mgpu_stencil_map_part), and nothing is left to copy.
+ *    The first exchange of a run waits for nothing: the strategy resets
+ *    every part, synchronises its device and meets the others at a barrier
+ *    before a run.
+ *  - write after read: N's passes write its two buffers in turn.  The next
+ *    pass of N to overwrite the rows P copies at E is, with one pass per
+ *    cycle (T = K), N's pass after exchange E+1, which waits for READY[P] >=
+ *    E+1, written after P's copy; with more passes (T < K), N's second pass
+ *    of the cycle, before which N's stream waits for PULLED[P] >= E.  With
+ *    the kernels storing (K = 1), P's kernel of step S writes the halo of
+ *    N's buffer that N's step S-1 read: it follows P's wait for READY[N] >= E.
+ * A later value satisfies a wait for an earlier one (each write of a
+ * counter follows the work of the one before), and the counters compare
+ * cyclically, so the 32 bits may wrap. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -39,11 +43,13 @@
 #include "mgpu-private.h"
 #include "trace.h"
 
-/* A neighbour's buffers and events, opened here. */
+/* The signals of a part: READY then PULLED, one counter per part each. */
+enum { READY = 0, PULLED = MGPU_MAX_DEVICES, SIGNALS = 2 * MGPU_MAX_DEVICES };
+
+/* A neighbour's buffers and signals, mapped here. */
 typedef struct peer {
     float *buf[2];
-    mgpu_event *done[2];
-    mgpu_event *pulled;
+    uint32_t *signals;
 } peer;
 
 struct mgpu_ipc_halo {
@@ -51,14 +57,35 @@ struct mgpu_ipc_halo {
     int part, device;
     mgpu_barrier_fn barrier;
     void *ctx;
-    mgpu_event *done[2];          /* recorded after each cycle, by its exchange's parity */
-    mgpu_event *pulled;           /* recorded after this part's pulls */
+    uint32_t *signals;            /* this part's, which the neighbours write */
+    uint32_t base;                /* SEQ of this run's exchange at step 0 */
+    uint32_t next;                /* SEQ of the next run's: past every value written */
     peer peers[MGPU_MAX_DEVICES]; /* indexed by part; only the neighbours' open */
 };
 
 static mgpu_stream *stream_of(const mgpu_ipc_halo *h)
 {
     return mgpu_stencil_stream(h->st, h->part);
+}
+
+/* SEQ: the number of the exchange at STEP, or of the one that ends STEP's
+ * cycle, across runs. */
+static uint32_t seq(const mgpu_ipc_halo *h, long long step)
+{
+    return h->base + (uint32_t) (step / mgpu_stencil_halo(h->st));
+}
+
+/* The parts this one waits for and signals: its neighbours but itself
+ * (one part alone reads its own rows), each once (two parts of a periodic
+ * grid are each other's neighbour above and below). */
+static int others(const mgpu_ipc_halo *h, int out[2])
+{
+    int p = h->part, n = 0;
+    const int side[2] = {mgpu_stencil_above(h->st, p), mgpu_stencil_below(h->st, p)};
+    for (int k = 0; k < 2; k++)
+        if (side[k] >= 0 && side[k] != p && (n == 0 || out[0] != side[k]))
+            out[n++] = side[k];
+    return n;
 }
 
 mgpu_status mgpu_ipc_halo_create(mgpu_ipc_halo **halo, mgpu_stencil *st, int part,
@@ -73,74 +100,76 @@ mgpu_status mgpu_ipc_halo_create(mgpu_ipc_halo **halo, mgpu_stencil *st, int par
     h->device = mgpu_stencil_device(st, part);
     h->barrier = barrier;
     h->ctx = ctx;
+    h->next = 1;
     *halo = h;
+    /* Zero before any neighbour can map them: the handles are published
+     * after this returns.  Exchange numbers start at 1. */
+    void *signals;
+    MGPU_TRY(mgpu_malloc(h->device, SIGNALS * sizeof(uint32_t), &signals));
+    h->signals = signals;
+    MGPU_TRY(mgpu_memset(h->device, h->signals, 0, SIGNALS * sizeof(uint32_t)));
     /* The buffers are published by index; a neighbour's block is read from
      * the one mgpu_stencil_buffer_index names for the step. */
     mine->device = h->device;
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < 2; b++)
         MGPU_TRY(
             mgpu_ipc_memory_handle(h->device, mgpu_stencil_buffer(st, part, b), &mine->buffer[b]));
-        MGPU_TRY(mgpu_ipc_event_create(h->device, &h->done[b], &mine->done[b]));
-    }
-    return mgpu_ipc_event_create(h->device, &h->pulled, &mine->pulled);
+    return mgpu_ipc_memory_handle(h->device, h->signals, &mine->signals);
 }
 
 mgpu_status mgpu_ipc_halo_connect(mgpu_ipc_halo *h, const mgpu_ipc_part *parts)
 {
-    int p = h->part;
-    /* Once each: with two parts and periodic rows the neighbour above is
-     * also below; one part alone is its own neighbour, and reads itself. */
-    int neighbours[2] = {mgpu_stencil_above(h->st, p), mgpu_stencil_below(h->st, p)};
-    for (int k = 0; k < 2; k++) {
-        int n = neighbours[k];
-        if (n < 0 || n == p || h->peers[n].buf[0])
-            continue;
+    int n[2], count = others(h, n);
+    for (int k = 0; k < count; k++) {
         /* Two processes on one device need no peer access. */
         int can = 1;
-        if (parts[n].device != h->device)
-            MGPU_TRY(mgpu_peer_can_access(h->device, parts[n].device, &can));
+        if (parts[n[k]].device != h->device)
+            MGPU_TRY(mgpu_peer_can_access(h->device, parts[n[k]].device, &can));
         if (!can)
             return mgpu_fail(MGPU_ERR_USAGE,
                              "--exchange=ipc: device %d cannot access device "
                              "%d's memory (no peer access); use "
                              "--exchange=staged",
-                             h->device, parts[n].device);
-        peer *pr = &h->peers[n];
+                             h->device, parts[n[k]].device);
+        peer *pr = &h->peers[n[k]];
         for (int b = 0; b < 2; b++) {
             void *ptr;
-            MGPU_TRY(mgpu_ipc_memory_open(h->device, &parts[n].buffer[b], &ptr));
+            MGPU_TRY(mgpu_ipc_memory_open(h->device, &parts[n[k]].buffer[b], &ptr));
             pr->buf[b] = ptr;
-            MGPU_TRY(mgpu_ipc_event_open(h->device, &parts[n].done[b], &pr->done[b]));
         }
-        MGPU_TRY(mgpu_ipc_event_open(h->device, &parts[n].pulled, &pr->pulled));
+        void *signals;
+        MGPU_TRY(mgpu_ipc_memory_open(h->device, &parts[n[k]].signals, &signals));
+        pr->signals = signals;
+        /* The kernels of this part store into the neighbour's halos. */
+        MGPU_TRY(mgpu_stencil_map_part(h->st, n[k], pr->buf[0], pr->buf[1]));
     }
     return MGPU_OK;
 }
 
-/* Where part FROM's EDGE block of the field before exchange step STEP is
- * read: its buffer mapped here, once the neighbour's cycle before has been
- * done on its device; or this part's own (one part, periodic rows). */
-static mgpu_status edge_source(mgpu_ipc_halo *h, int from, long long step, mgpu_row edge,
-                               const float **src)
+/* Write VALUE into signal WHICH (READY or PULLED) of every neighbour, after
+ * the work issued so far on this part's stream. */
+static mgpu_status signal_neighbours(mgpu_ipc_halo *h, int which, uint32_t value)
 {
-    if (from == h->part) {
-        *src = mgpu_stencil_block(h->st, from, step, edge);
-        return MGPU_OK;
-    }
-    /* The event the neighbour recorded after the cycle before: the other
-     * exchange parity. */
-    peer *pr = &h->peers[from];
-    MGPU_TRY(mgpu_stream_wait_event(stream_of(h),
-                                    pr->done[1 - mgpu_stencil_exchange_parity(h->st, step)]));
-    *src = pr->buf[mgpu_stencil_buffer_index(h->st, step)] +
-           mgpu_stencil_block_offset(h->st, from, edge);
+    int n[2], count = others(h, n);
+    for (int k = 0; k < count; k++)
+        MGPU_TRY(mgpu_stream_write_signal(stream_of(h), &h->peers[n[k]].signals[which + h->part],
+                                          value));
+    return MGPU_OK;
+}
+
+/* Hold this part's stream until every neighbour has written at least VALUE
+ * into its signal WHICH here. */
+static mgpu_status wait_for_neighbours(mgpu_ipc_halo *h, int which, uint32_t value)
+{
+    int n[2], count = others(h, n);
+    for (int k = 0; k < count; k++)
+        MGPU_TRY(mgpu_stream_wait_signal(stream_of(h), &h->signals[which + n[k]], value));
     return MGPU_OK;
 }
 
 /* The top halo is the last block of the part above, the bottom halo the
- * first block of the part below; a part with none there has a fixed
- * boundary.  The pulls done, PULLED is recorded where a neighbour waits for
- * it (wait_for_pulls). */
+ * first block of the part below (or this part's own, one part alone); a
+ * part with none there has a fixed boundary. */
 static mgpu_status pull(mgpu_ipc_halo *h, long long step)
 {
     mgpu_stencil *st = h->st;
@@ -151,76 +180,78 @@ static mgpu_status pull(mgpu_ipc_halo *h, long long step)
     for (int k = 0; k < 2; k++) {
         if (from[k] < 0)
             continue;
-        const float *src;
-        MGPU_TRY(edge_source(h, from[k], step, edge[k], &src));
+        const float *src = from[k] == p
+                               ? mgpu_stencil_block(st, p, step, edge[k])
+                               : h->peers[from[k]].buf[mgpu_stencil_buffer_index(st, step)] +
+                                     mgpu_stencil_block_offset(st, from[k], edge[k]);
         MGPU_TRY(mgpu_memcpy_async(mgpu_stencil_block(st, p, step, halo[k]), src,
                                    mgpu_stencil_block_bytes(st), stream_of(h)));
     }
-    /* Only a second pass before the next exchange waits for the pulls. */
-    return mgpu_stencil_rewrites_edges(st) ? mgpu_event_record(h->pulled, stream_of(h)) : MGPU_OK;
+    /* Only a second pass before the next exchange waits for the copies. */
+    return mgpu_stencil_rewrites_edges(st) ? signal_neighbours(h, PULLED, seq(h, step)) : MGPU_OK;
+}
+
+static mgpu_status exchange(mgpu_ipc_halo *h, long long step)
+{
+    if (step == 0) {
+        h->base = h->next;
+        h->next = h->base + 1;
+    } else {
+        MGPU_TRY(wait_for_neighbours(h, READY, seq(h, step)));
+    }
+    return mgpu_stencil_delivered(h->st, h->part, step) ? MGPU_OK : pull(h, step);
 }
 
 mgpu_status mgpu_ipc_halo_exchange(mgpu_ipc_halo *h, long long step)
 {
-    MGPU_TRY(h->barrier(h->ctx));
     mgpu_trace_begin(MGPU_TRACE_RECV, h->part, step);
-    mgpu_status status = pull(h, step);
+    mgpu_status status = exchange(h, step);
     mgpu_trace_end();
     return status;
-}
-
-/* More than one pass between exchanges: this part's second pass would
- * overwrite the edge rows its neighbours pull at this exchange, so its
- * stream first waits for their pulls; the barrier makes sure that each has
- * recorded PULLED for this exchange before the wait is issued. */
-static mgpu_status wait_for_pulls(mgpu_ipc_halo *h)
-{
-    MGPU_TRY(h->barrier(h->ctx));
-    int p = h->part;
-    const int to[2] = {mgpu_stencil_above(h->st, p), mgpu_stencil_below(h->st, p)};
-    for (int k = 0; k < 2; k++)
-        if (to[k] >= 0 && to[k] != p)
-            MGPU_TRY(mgpu_stream_wait_event(stream_of(h), h->peers[to[k]].pulled));
-    return MGPU_OK;
 }
 
 mgpu_status mgpu_ipc_halo_computed(mgpu_ipc_halo *h, long long step)
 {
     mgpu_stencil *st = h->st;
+    /* More than one pass between exchanges: the second would overwrite the
+     * edge rows the neighbours copy at this exchange. */
     if (mgpu_stencil_exchanges_at(st, step) && mgpu_stencil_rewrites_edges(st))
-        MGPU_TRY(wait_for_pulls(h));
-    if (mgpu_stencil_exchanges_at(st, step + 1))
-        MGPU_TRY(mgpu_event_record(h->done[mgpu_stencil_exchange_parity(st, step)], stream_of(h)));
-    return MGPU_OK;
+        MGPU_TRY(wait_for_neighbours(h, PULLED, seq(h, step)));
+    if (!mgpu_stencil_exchanges_at(st, step + 1))
+        return MGPU_OK;
+    /* The next run starts past every value written in this one. */
+    uint32_t ready = seq(h, step + 1);
+    h->next = ready + 1;
+    return signal_neighbours(h, READY, ready);
 }
 
-/* Unmap the neighbours' buffers and close their events. */
+/* Unmap the neighbours' buffers and signals. */
 static mgpu_status close_peers(mgpu_ipc_halo *h)
 {
     mgpu_status status = MGPU_OK;
     for (int n = 0; n < MGPU_MAX_DEVICES; n++) {
         peer *pr = &h->peers[n];
-        for (int b = 0; b < 2; b++) {
-            if (pr->buf[b]) {
-                mgpu_status closed = mgpu_ipc_memory_close(pr->buf[b]);
-                status = status != MGPU_OK ? status : closed;
-                pr->buf[b] = NULL;
-            }
-            mgpu_event_destroy(pr->done[b]);
-            pr->done[b] = NULL;
+        void *mapped[3] = {pr->buf[0], pr->buf[1], pr->signals};
+        if (mapped[0])
+            mgpu_stencil_map_part(h->st, n, NULL, NULL);
+        for (int m = 0; m < 3; m++) {
+            if (!mapped[m])
+                continue;
+            mgpu_status closed = mgpu_ipc_memory_close(mapped[m]);
+            status = status != MGPU_OK ? status : closed;
         }
-        mgpu_event_destroy(pr->pulled);
-        pr->pulled = NULL;
+        *pr = (peer){0};
     }
     return status;
 }
 
 mgpu_status mgpu_ipc_halo_disconnect(mgpu_ipc_halo *h)
 {
-    /* No copy out of a neighbour's buffer is left when it is unmapped. */
+    /* Nothing of this part's still uses a neighbour's memory when it is
+     * unmapped. */
     MGPU_TRY(mgpu_stream_synchronize(stream_of(h)));
     MGPU_TRY(close_peers(h));
-    /* Every neighbour has unmapped this part's buffers before it frees them. */
+    /* Every neighbour has unmapped this part's memory before it is freed. */
     return h->barrier(h->ctx);
 }
 
@@ -229,8 +260,6 @@ void mgpu_ipc_halo_destroy(mgpu_ipc_halo *h)
     if (!h)
         return;
     close_peers(h);
-    for (int b = 0; b < 2; b++)
-        mgpu_event_destroy(h->done[b]);
-    mgpu_event_destroy(h->pulled);
+    mgpu_free(h->device, h->signals);
     free(h);
 }

@@ -75,17 +75,14 @@ mgpu_status mgpu_cuda_fail(cudaError_t err, const char *call, int device, const 
         MGPU_CUDA(mgpu_call_err_, (device));                      \
     } while (0)
 
+/* The driver API function NAME, as CUDA 12 defines it, without linking
+ * libcuda (cudaGetDriverEntryPoint). */
+cudaError_t mgpu_driver_entry(const char *name, void **fn);
 /* The CUDA stream behind an mgpu stream (NULL: the legacy default stream). */
 cudaStream_t mgpu_stream_cuda(const mgpu_stream *stream);
-/* The CUDA event behind an mgpu event; and an mgpu event of DEVICE made
- * around CUDA, which it then owns (an interprocess event opened here). */
+/* The CUDA event behind an mgpu event. */
 cudaEvent_t mgpu_event_cuda(const mgpu_event *event);
-mgpu_status mgpu_event_adopt(int device, cudaEvent_t cuda, mgpu_event **event);
 #endif
-
-/* mgpu_event_create's flag for an event other processes can wait for
- * (mgpu_ipc_event_create): no time stamps, the cuda backend only. */
-enum { MGPU_EVENT_INTERPROCESS = 1 << 16 };
 
 /* mgpu_init, but CUDA is asked about in a child process, so that this one
  * may still fork workers that use CUDA. */

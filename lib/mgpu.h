@@ -209,6 +209,17 @@ mgpu_status mgpu_event_synchronize(mgpu_event *event);
 mgpu_status mgpu_stream_wait_event(mgpu_stream *stream, mgpu_event *event);
 mgpu_status mgpu_event_elapsed(mgpu_event *start, mgpu_event *stop, double *seconds);
 
+/* Signals: 32-bit counters in device memory (a peer's or another process's
+ * mapped memory too) that streams write and wait for with no host in the
+ * way (the driver's stream memory operations).  A write comes after the
+ * stream's earlier work and makes that work's memory writes visible first,
+ * as __threadfence_system does; a wait holds the stream's later work until
+ * (int32_t)(*SIGNAL - VALUE) >= 0, a comparison that survives the counter
+ * wrapping.  On the host backend, which runs work as it is issued, a wait
+ * that is not already met would wait forever: MGPU_ERR_USAGE. */
+mgpu_status mgpu_stream_write_signal(mgpu_stream *stream, uint32_t *signal, uint32_t value);
+mgpu_status mgpu_stream_wait_signal(mgpu_stream *stream, const uint32_t *signal, uint32_t value);
+
 /* Whether the work issued on STREAM so far has finished (*DONE 1) or not yet
  * (0), without waiting.  A kernel that failed is reported as its error.  The
  * host backend's streams are always done. */
@@ -535,6 +546,15 @@ int mgpu_stencil_rewrites_edges(const mgpu_stencil *stencil);
  * (its FIRST row), or -1 where that halo is a fixed boundary. */
 int mgpu_stencil_above(const mgpu_stencil *stencil, int part);
 int mgpu_stencil_below(const mgpu_stencil *stencil, int part);
+/* PART, held by another process, with its two buffers mapped into this one
+ * (CUDA IPC; NULL, NULL: unmapped again).  In mode ipc with one-row halos
+ * the kernel of a local neighbour then stores its edge rows straight into
+ * PART's halos, as mode direct does between the parts of one process. */
+mgpu_status mgpu_stencil_map_part(mgpu_stencil *stencil, int part, float *buffer0, float *buffer1);
+/* Whether PART's kernel of the step before STEP already stored its edge
+ * rows of the field before STEP in its neighbours' halos (modes direct and
+ * ipc, one-row halos, the steps computed). */
+int mgpu_stencil_delivered(const mgpu_stencil *stencil, int part, long long step);
 
 /* Copy PART's interior rows of the field after STEPS steps into the full
  * host FIELD (nx*ny floats), and the outer row beside them where the part

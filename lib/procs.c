@@ -60,7 +60,6 @@ static mgpu_status no_ipc(void)
  * processes, where no pointer means anything. */
 #ifdef MGPU_HAVE_CUDA
 _Static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(mgpu_ipc_handle), "IPC memory handle size");
-_Static_assert(sizeof(cudaIpcEventHandle_t) == sizeof(mgpu_ipc_handle), "IPC event handle size");
 #endif
 
 mgpu_status mgpu_ipc_memory_handle(int device, void *ptr, mgpu_ipc_handle *handle)
@@ -104,60 +103,5 @@ mgpu_status mgpu_ipc_memory_close(void *ptr)
     }
 #endif
     (void) ptr;
-    return no_ipc();
-}
-
-/* Interprocess events are mgpu events (stream.c) made with
- * MGPU_EVENT_INTERPROCESS, or opened from a handle: recorded, waited for
- * and destroyed as any other.  Only the handles are IPC's own. */
-#ifdef MGPU_HAVE_CUDA
-static mgpu_status event_handle(const mgpu_event *event, int device, mgpu_ipc_handle *handle)
-{
-    cudaIpcEventHandle_t h;
-    MGPU_CUDA(cudaIpcGetEventHandle(&h, mgpu_event_cuda(event)), device);
-    memcpy(handle->bytes, &h, sizeof h);
-    return MGPU_OK;
-}
-
-static mgpu_status event_open(int device, const mgpu_ipc_handle *handle, mgpu_event **event)
-{
-    cudaIpcEventHandle_t h;
-    cudaEvent_t cuda;
-    memcpy(&h, handle->bytes, sizeof h);
-    MGPU_CUDA(cudaIpcOpenEventHandle(&cuda, h), device);
-    return mgpu_event_adopt(device, cuda, event);
-}
-#endif
-
-mgpu_status mgpu_ipc_event_create(int device, mgpu_event **event, mgpu_ipc_handle *handle)
-{
-    *event = NULL;
-#ifdef MGPU_HAVE_CUDA
-    if (mgpu_on_cuda()) {
-        mgpu_event *e;
-        MGPU_TRY(mgpu_event_create(device, MGPU_EVENT_INTERPROCESS, &e));
-        mgpu_status status = event_handle(e, device, handle);
-        if (status != MGPU_OK) {
-            mgpu_event_destroy(e);
-            return status;
-        }
-        *event = e;
-        return MGPU_OK;
-    }
-#endif
-    (void) device;
-    (void) handle;
-    return no_ipc();
-}
-
-mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle, mgpu_event **event)
-{
-    *event = NULL;
-#ifdef MGPU_HAVE_CUDA
-    if (mgpu_on_cuda())
-        return event_open(device, handle, event);
-#endif
-    (void) device;
-    (void) handle;
     return no_ipc();
 }

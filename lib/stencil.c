@@ -88,7 +88,7 @@ typedef struct part {
     float *edges_dev[2];  /* mapped: the same memory as the devices see it */
     mgpu_event *computed; /* halo > 1, peer-async, direct: its last pass is done */
     int above, below;     /* part that fills the top / bottom halo, or -1 */
-    long long delivered;  /* direct: the step whose halos this part's last
+    long long delivered;  /* direct, ipc: the step whose halos this part's last
                             kernel already stored in its neighbours, or -1 */
     mgpu_nccl_comm *comm; /* nccl: this part's rank */
 } part;
@@ -658,6 +658,33 @@ static bool neighbours_local(const mgpu_stencil *st, const part *pt)
     return (pt->above < 0 || is_local(st, pt->above)) && (pt->below < 0 || is_local(st, pt->below));
 }
 
+/* Whether PT's one-row kernels store its edge rows into its neighbours'
+ * halos themselves: mode direct, the neighbours in this process; mode ipc,
+ * their buffers mapped into it (mgpu_stencil_map_part). */
+static bool kernel_sends(const mgpu_stencil *st, const part *pt)
+{
+    if (st->mode == MGPU_EXCHANGE_DIRECT)
+        return neighbours_local(st, pt);
+    if (st->mode != MGPU_EXCHANGE_IPC)
+        return false;
+    return (pt->above < 0 || st->parts[pt->above].buf[0]) &&
+           (pt->below < 0 || st->parts[pt->below].buf[0]);
+}
+
+mgpu_status mgpu_stencil_map_part(mgpu_stencil *st, int p, float *buffer0, float *buffer1)
+{
+    if (p < 0 || p >= st->desc.nparts || is_local(st, p))
+        return mgpu_fail(MGPU_ERR_USAGE, "part %d: not a part that another process holds", p);
+    st->parts[p].buf[0] = buffer0;
+    st->parts[p].buf[1] = buffer1;
+    return MGPU_OK;
+}
+
+int mgpu_stencil_delivered(const mgpu_stencil *st, int p, long long step)
+{
+    return st->parts[p].delivered == step;
+}
+
 static mgpu_status check_neighbours_local(const mgpu_stencil *st, const part *pt)
 {
     if (!neighbours_local(st, pt))
@@ -914,7 +941,7 @@ mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, l
     return compute_local(st, pt, step, local0, local1, NULL, NULL, stream);
 }
 
-/* Where part PT's kernel of step STEP stores its edge rows in mode direct:
+/* Where part PT's kernel of step STEP stores its edge rows (kernel_sends):
  * the bottom halo of the part above and the top halo of the part below, in
  * the buffer the step writes; NULL for a fixed boundary.  One-row halos. */
 static float *halo_of_next(const mgpu_stencil *st, int neighbour, long long step, bool bottom)
@@ -954,7 +981,7 @@ mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)
         long long n = pass_steps(st, step);
         return n > 0 ? compute_pass(st, pt, step, n) : mgpu_fault_check(pt->slab.part, step);
     }
-    bool sending = st->mode == MGPU_EXCHANGE_DIRECT && neighbours_local(st, pt);
+    bool sending = kernel_sends(st, pt);
     MGPU_TRY(compute_local(st, pt, step, 1, pt->rows + 1,
                            sending ? halo_of_next(st, pt->above, step, true) : NULL,
                            sending ? halo_of_next(st, pt->below, step, false) : NULL, pt->stream));

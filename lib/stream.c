@@ -5,14 +5,20 @@
 #include "config.h"
 #endif
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "mgpu-private.h"
+
+#ifdef MGPU_HAVE_CUDA
+#include <cuda.h> /* types only: the driver is reached through the runtime */
+#endif
 
 struct mgpu_stream {
     int device;
 #ifdef MGPU_HAVE_CUDA
     cudaStream_t cuda;
+    bool flushes; /* a wait also flushes remote writes that reached the device */
 #endif
 };
 
@@ -32,32 +38,21 @@ static mgpu_status stream_create_cuda(mgpu_stream *s, int priority)
     /* A blocking stream: it stays ordered with the legacy default stream,
      * on which cudaMemcpyPeer and cudaMemcpy run. */
     MGPU_CUDA_ON(s->device, cudaStreamCreateWithPriority(&s->cuda, cudaStreamDefault, priority));
+    int flush = 0;
+    MGPU_CUDA(cudaDeviceGetAttribute(&flush, cudaDevAttrCanFlushRemoteWrites, s->device),
+              s->device);
+    s->flushes = flush != 0;
     return MGPU_OK;
 }
 
 static mgpu_status event_create_cuda(mgpu_event *e, unsigned flags)
 {
     unsigned cuda_flags = (flags & MGPU_EVENT_TIMING) ? cudaEventDefault : cudaEventDisableTiming;
-    /* An interprocess event must not take time stamps. */
-    if (flags & MGPU_EVENT_INTERPROCESS)
-        cuda_flags = cudaEventInterprocess | cudaEventDisableTiming;
     MGPU_CUDA_ON(e->device, cudaEventCreateWithFlags(&e->cuda, cuda_flags));
     return MGPU_OK;
 }
 
 cudaEvent_t mgpu_event_cuda(const mgpu_event *event) { return event->cuda; }
-
-mgpu_status mgpu_event_adopt(int device, cudaEvent_t cuda, mgpu_event **event)
-{
-    *event = calloc(1, sizeof **event);
-    if (!*event) {
-        cudaEventDestroy(cuda);
-        return mgpu_fail(MGPU_ERR_NOMEM, "event: out of host memory");
-    }
-    (*event)->device = device;
-    (*event)->cuda = cuda;
-    return MGPU_OK;
-}
 #endif
 
 int mgpu_stream_device(const mgpu_stream *stream) { return stream->device; }
@@ -197,6 +192,84 @@ mgpu_status mgpu_stream_wait_event(mgpu_stream *stream, mgpu_event *event)
 #endif
     (void) stream;
     (void) event;
+    return MGPU_OK;
+}
+
+#ifdef MGPU_HAVE_CUDA
+/* cuStreamWriteValue32 and cuStreamWaitValue32, looked up once. */
+typedef CUresult (*value_op_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+static struct {
+    value_op_fn write, wait;
+    cudaError_t error;
+    const char *missing;
+} memops;
+static pthread_once_t memops_once = PTHREAD_ONCE_INIT;
+
+static void memops_load(void)
+{
+    static const char *const names[2] = {"cuStreamWriteValue32", "cuStreamWaitValue32"};
+    void *fn[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        memops.error = mgpu_driver_entry(names[i], &fn[i]);
+        if (memops.error != cudaSuccess) {
+            memops.missing = names[i];
+            return;
+        }
+    }
+    memops.write = (value_op_fn) fn[0];
+    memops.wait = (value_op_fn) fn[1];
+}
+
+static mgpu_status value_op(const char *call, value_op_fn op, mgpu_stream *stream,
+                            const uint32_t *signal, uint32_t value, unsigned flags)
+{
+    if (memops.error != cudaSuccess)
+        return mgpu_fail(MGPU_ERR_CUDA, "cudaGetDriverEntryPoint(%s): %s", memops.missing,
+                         cudaGetErrorString(memops.error));
+    CUresult r = op(mgpu_stream_cuda(stream), (CUdeviceptr) (uintptr_t) signal, value, flags);
+    if (r != CUDA_SUCCESS)
+        return mgpu_fail(MGPU_ERR_CUDA,
+                         "%s on device %d: driver error %d (a device without stream memory "
+                         "operations cannot use signals)",
+                         call, stream->device, (int) r);
+    return MGPU_OK;
+}
+#endif
+
+mgpu_status mgpu_stream_write_signal(mgpu_stream *stream, uint32_t *signal, uint32_t value)
+{
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        pthread_once(&memops_once, memops_load);
+        return value_op("cuStreamWriteValue32", memops.write, stream, signal, value,
+                        CU_STREAM_WRITE_VALUE_DEFAULT);
+    }
+#endif
+    (void) stream;
+    __atomic_store_n(signal, value, __ATOMIC_RELEASE);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_stream_wait_signal(mgpu_stream *stream, const uint32_t *signal, uint32_t value)
+{
+#ifdef MGPU_HAVE_CUDA
+    if (mgpu_on_cuda()) {
+        pthread_once(&memops_once, memops_load);
+        /* Where the device can, the wait also makes the writes that reached
+         * it before the signal visible to the work after it; elsewhere the
+         * writer's barrier is what orders them. */
+        unsigned flags = CU_STREAM_WAIT_VALUE_GEQ |
+                         (stream->flushes ? CU_STREAM_WAIT_VALUE_FLUSH : 0);
+        return value_op("cuStreamWaitValue32", memops.wait, stream, signal, value, flags);
+    }
+#endif
+    (void) stream;
+    uint32_t now = __atomic_load_n(signal, __ATOMIC_ACQUIRE);
+    if ((int32_t) (now - value) < 0)
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "a wait for signal value %u, which holds %u: the host backend runs "
+                         "work as it is issued, and the wait would never end",
+                         (unsigned) value, (unsigned) now);
     return MGPU_OK;
 }
 

@@ -10,11 +10,11 @@
  * halos) the rows that read no halo are computed while the messages travel.
  *
  * Ranks that share a node can do without messages (--exchange=ipc): they
- * trade CUDA IPC handles of their buffers and events once (MPI_Allgather),
- * then each pulls its neighbours' edge rows device to device through their
- * mapped buffers, ordered by their events and by a barrier in memory the
- * ranks share (an MPI shared-memory window), as mgpu-fork's workers do
- * (lib/ipc-halo.c).
+ * trade CUDA IPC handles of their buffers and signals once (MPI_Allgather),
+ * then their kernels store edge rows straight into the neighbours' mapped
+ * halos (or, with deep halos, each copies its neighbours' edge rows device
+ * to device), ordered on the devices by the signals alone, as mgpu-fork's
+ * workers do (lib/ipc-halo.c).
  *
  * Or the ranks are the ranks of an NCCL communicator (--exchange=nccl), on
  * one node or several: rank 0 makes its id and sends it to the others
@@ -40,7 +40,6 @@
 #endif
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,14 +329,12 @@ struct domain {
     mgpu_stencil *st;
     int part, nparts;
     int nx;
-    int to[2], from[2];         /* per direction; MPI_PROC_NULL at a fixed boundary */
-    size_t block_floats;        /* a block of --halo rows, padding between them included */
-    MPI_Datatype block;         /* what a message carries: --halo rows of nx floats */
-    float *staging;             /* staged: pinned blocks, outgoing UP, DOWN, incoming UP, DOWN */
-    mgpu_event *edges_ready;    /* --overlap: the rows to send are ready */
-    MPI_Win window;             /* ipc: the memory that holds BARRIER, shared by the ranks */
-    pthread_barrier_t *barrier; /* ipc: where the ranks meet at an exchange */
-    mgpu_ipc_halo *ipc;         /* ipc: the neighbours' buffers and events, mapped here */
+    int to[2], from[2];      /* per direction; MPI_PROC_NULL at a fixed boundary */
+    size_t block_floats;     /* a block of --halo rows, padding between them included */
+    MPI_Datatype block;      /* what a message carries: --halo rows of nx floats */
+    float *staging;          /* staged: pinned blocks, outgoing UP, DOWN, incoming UP, DOWN */
+    mgpu_event *edges_ready; /* --overlap: the rows to send are ready */
+    mgpu_ipc_halo *ipc;      /* ipc: the neighbours' buffers and signals, mapped here */
 };
 
 /* The two messages of an exchange.  UP carries a slab's first K rows to the
@@ -367,7 +364,6 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
 {
     memset(dm, 0, sizeof *dm);
     dm->block = MPI_DATATYPE_NULL;
-    dm->window = MPI_WIN_NULL;
     dm->comm = comm;
     MPI_Comm_rank(comm, &dm->part);
     MPI_Comm_size(comm, &dm->nparts);
@@ -415,13 +411,6 @@ static mgpu_status domain_destroy(domain *dm)
     mgpu_event_destroy(dm->edges_ready);
     mgpu_host_free(dm->staging);
     mgpu_stencil_destroy(dm->st);
-    if (dm->window != MPI_WIN_NULL) {
-        /* Every rank has left the barrier before it goes. */
-        MPI_Barrier(dm->comm);
-        if (dm->part == 0)
-            pthread_barrier_destroy(dm->barrier);
-        MPI_Win_free(&dm->window);
-    }
     if (dm->block != MPI_DATATYPE_NULL)
         MPI_Type_free(&dm->block);
     MPI_Comm_free(&dm->comm);
@@ -546,31 +535,18 @@ static mgpu_status step_messages(domain *dm, long long step, bool compute)
     return overlap ? step_overlapped(dm, step, compute) : step_plain(dm, step, compute);
 }
 
-/* ipc: where the ranks meet, in the memory they share: no message. */
+/* ipc: where the ranks meet, at connecting and disconnecting only. */
 static mgpu_status node_barrier(void *ctx)
 {
     const domain *dm = ctx;
-    int rc = pthread_barrier_wait(dm->barrier);
-    if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)
-        return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_barrier_wait: %s", strerror(rc));
+    MPI_Barrier(dm->comm);
     return MGPU_OK;
 }
 
-/* ipc: the ranks' barrier, in an MPI shared-memory window (the ranks share
- * a node), made by rank 0 before anyone waits at it (should that fail,
- * rank 0 ends the job and the others wait in MPI_Barrier until then); then
- * every rank's CUDA IPC handles to every rank, once (MPI_Allgather), and
- * its neighbours' buffers and events opened. */
+/* ipc: every rank's CUDA IPC handles to every rank, once (MPI_Allgather),
+ * and its neighbours' buffers and signals opened. */
 static mgpu_status ipc_connect(domain *dm)
 {
-    void *mine;
-    MPI_Aint bytes = dm->part == 0 ? (MPI_Aint) sizeof(pthread_barrier_t) : 0;
-    MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, dm->comm, &mine, &dm->window);
-    int unit;
-    MPI_Win_shared_query(dm->window, 0, &bytes, &unit, &dm->barrier);
-    if (dm->part == 0)
-        MGPU_TRY(mgpu_process_barrier_init(dm->barrier, (unsigned) dm->nparts));
-    MPI_Barrier(dm->comm);
     mgpu_ipc_part handles, parts[MGPU_MAX_DEVICES];
     MGPU_TRY(mgpu_ipc_halo_create(&dm->ipc, dm->st, dm->part, node_barrier, dm, &handles));
     MPI_Allgather(&handles, (int) sizeof handles, MPI_BYTE, parts, (int) sizeof handles, MPI_BYTE,
@@ -578,10 +554,10 @@ static mgpu_status ipc_connect(domain *dm)
     return mgpu_ipc_halo_connect(dm->ipc, parts);
 }
 
-/* One step, ipc: at the steps that exchange, the neighbours' edge blocks
- * pulled into the halos through their mapped buffers, on the stream,
- * device to device; the host waits for no device and sends no message
- * (lib/ipc-halo.c says what orders what). */
+/* One step, ipc: at the steps that exchange, the halos filled through the
+ * neighbours' mapped buffers, on the stream, device to device; the host
+ * waits for no device and sends no message (lib/ipc-halo.c says what
+ * orders what). */
 static mgpu_status step_ipc(domain *dm, long long step, bool compute)
 {
     if (mgpu_stencil_exchanges_at(dm->st, step))
@@ -822,7 +798,7 @@ static mgpu_status run_part(void *ctx, mgpu_run *run)
         if (r >= run->warmup)
             run->seconds[r - run->warmup] = mgpu_now() - start;
         /* Nobody starts the next run, resetting its buffers, while another
-         * may still be in this one (ipc: pulling from them). */
+         * may still be in this one (ipc: reading or writing them). */
         MPI_Barrier(dm->comm);
     }
     return run->field ? mgpu_stencil_gather_rows(dm->st, dm->part, opt->steps, run->field)

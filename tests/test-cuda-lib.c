@@ -301,6 +301,69 @@ static void test_cross_device_event(void)
     mgpu_device_set(0);
 }
 
+/* A signal in device 1's memory, written through a peer pointer by a
+ * stream of device 0 after a long copy, holds a stream of device 1 until
+ * then: what orders mgpu-fork's and mgpu-mpi's CUDA IPC halos. */
+static void test_cross_device_signal(void)
+{
+    int can = 0;
+    if (ndevices < 2 || mgpu_peer_can_access(0, 1, &can) != MGPU_OK || !can) {
+        printf("# no two devices with peer access: no cross-device signal test\n");
+        return;
+    }
+    enum { N = 64 << 20 };
+    unsigned char *host = host_buffer(N, MGPU_HOST_PINNED);
+    unsigned char *back = host_buffer(N, MGPU_HOST_PINNED);
+    void *a0 = device_buffer(0, N), *a1 = device_buffer(1, N), *sig = device_buffer(1, 256);
+    mgpu_stream *s0 = NULL, *s1 = NULL;
+    int done = 1;
+    pattern(host, N, 9);
+    memset(back, 0, N);
+    mgpu_status status = mgpu_memset(1, sig, 0, 256);
+    if (status == MGPU_OK)
+        status = mgpu_device_synchronize(1);
+    if (status == MGPU_OK)
+        status = mgpu_peer_enable(0, 1);
+    if (status == MGPU_OK)
+        status = mgpu_stream_create(0, 0, &s0);
+    if (status == MGPU_OK)
+        status = mgpu_stream_create(1, 0, &s1);
+    /* Device 1 first: its wait is issued before anything writes 5. */
+    if (status == MGPU_OK)
+        status = mgpu_device_set(1);
+    if (status == MGPU_OK)
+        status = mgpu_stream_wait_signal(s1, sig, 5);
+    if (status == MGPU_OK)
+        status = mgpu_memcpy_async(a1, a0, N, s1);
+    if (status == MGPU_OK)
+        status = mgpu_memcpy_async(back, a1, N, s1);
+    if (status == MGPU_OK)
+        status = mgpu_stream_query(s1, &done);
+    CHECK(status == MGPU_OK && !done, "a stream waiting for a signal not yet written waits%s%s",
+          status == MGPU_OK ? "" : ": ", status == MGPU_OK ? "" : mgpu_last_error());
+    if (status == MGPU_OK)
+        status = mgpu_device_set(0);
+    if (status == MGPU_OK)
+        status = mgpu_memcpy_async(a0, host, N, s0);
+    if (status == MGPU_OK)
+        status = mgpu_stream_write_signal(s0, sig, 5);
+    if (status == MGPU_OK)
+        status = mgpu_stream_synchronize(s1);
+    CHECK(status == MGPU_OK && memcmp(back, host, N) == 0,
+          "device 0's stream signals device 1's after its copy, and device 1 then reads "
+          "the data%s%s",
+          status == MGPU_OK ? "" : ": ", status == MGPU_OK ? "" : mgpu_last_error());
+    mgpu_stream_synchronize(s0);
+    mgpu_stream_destroy(s0);
+    mgpu_stream_destroy(s1);
+    mgpu_free(0, a0);
+    mgpu_free(1, a1);
+    mgpu_free(1, sig);
+    mgpu_host_free(host);
+    mgpu_host_free(back);
+    mgpu_device_set(0);
+}
+
 /* ------------------------------------------------------------ peer copies */
 
 /* Fill SRC on device S with a fresh pattern, clear DST on device D, copy by
@@ -533,6 +596,7 @@ int main(void)
         test_streams(d);
     }
     test_cross_device_event();
+    test_cross_device_signal();
     test_peer();
     for (int d = 0; d < ndevices; d++)
         test_stencil(d);

@@ -71,13 +71,27 @@ static void test_events(void)
     mgpu_event *e = (mgpu_event *) &e;
     CHECK(mgpu_event_create(7, 0, &e) == MGPU_ERR_USAGE && e == NULL,
           "an event of device 7 of 2 is refused, no event");
-    mgpu_ipc_handle handle;
-    e = (mgpu_event *) &e;
-    CHECK(mgpu_ipc_event_create(0, &e, &handle) == MGPU_ERR_UNSUPPORTED && e == NULL,
-          "an interprocess event needs CUDA: %s", mgpu_last_error());
-    e = (mgpu_event *) &e;
-    CHECK(mgpu_ipc_event_open(0, &handle, &e) == MGPU_ERR_UNSUPPORTED && e == NULL,
-          "so does opening one");
+}
+
+/* Signals on the host backend: a write stores at once; a wait that is met
+ * passes, one that is not would wait forever and is refused. */
+static void test_signals(void)
+{
+    mgpu_stream *s = NULL;
+    CHECK(mgpu_stream_create(0, 0, &s) == MGPU_OK, "a stream of device 0");
+    uint32_t signal = 0;
+    CHECK(mgpu_stream_write_signal(s, &signal, 7) == MGPU_OK && signal == 7, "a write stores 7");
+    CHECK(mgpu_stream_wait_signal(s, &signal, 7) == MGPU_OK &&
+              mgpu_stream_wait_signal(s, &signal, 3) == MGPU_OK,
+          "waits for 7 and for 3 are met by 7");
+    CHECK(mgpu_stream_wait_signal(s, &signal, 8) == MGPU_ERR_USAGE, "a wait for 8 is refused: %s",
+          mgpu_last_error());
+    CHECK(mgpu_stream_write_signal(s, &signal, 2) == MGPU_OK &&
+              mgpu_stream_wait_signal(s, &signal, UINT32_MAX - 1) == MGPU_OK,
+          "the comparison is cyclic: 2 comes after %u", (unsigned) (UINT32_MAX - 1));
+    CHECK(mgpu_stream_wait_signal(s, &signal, 0x80000001u) == MGPU_ERR_USAGE,
+          "but a value 2^31 - 1 ahead of 2 is not met");
+    mgpu_stream_destroy(s);
 }
 
 int main(void)
@@ -85,5 +99,6 @@ int main(void)
     CHECK(mgpu_init(MGPU_BACKEND_HOST, 2) == MGPU_OK, "host backend with 2 devices");
     test_streams();
     test_events();
+    test_signals();
     return check_done();
 }

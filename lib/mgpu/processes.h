@@ -71,27 +71,18 @@ mgpu_status mgpu_ipc_memory_handle(int device, void *ptr, mgpu_ipc_handle *handl
 mgpu_status mgpu_ipc_memory_open(int device, const mgpu_ipc_handle *handle, void **ptr);
 mgpu_status mgpu_ipc_memory_close(void *ptr);
 
-/* An mgpu_event that other processes can wait for (cudaEventInterprocess,
- * no timing): made on DEVICE, with the HANDLE to pass on; or opened, with
- * DEVICE current, from another process's HANDLE.  It is recorded, waited
- * for and destroyed as any mgpu_event (mgpu_event_record,
- * mgpu_stream_wait_event, mgpu_event_destroy); streams of either process
- * wait for the most recent record made before the wait is issued.
- * Destroying an opened event closes it. */
-mgpu_status mgpu_ipc_event_create(int device, mgpu_event **event, mgpu_ipc_handle *handle);
-mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle, mgpu_event **event);
-
 /* --------------------------------- halos through CUDA IPC (lib/ipc-halo.c) */
 
 /* Halos between processes of one node through CUDA IPC (lib/ipc-halo.c),
  * for a strategy whose processes hold one part each of a stencil domain
  * (mgpu-fork's workers, mgpu-mpi's ranks).  Each part publishes its buffers
- * and events (an mgpu_ipc_part, plain bytes the strategy hands to every
- * other: shared memory, MPI) and opens its neighbours'; at each exchange
- * it pulls their edge blocks into its halos device to device, on its
- * stream, ordered by the events and by BARRIER, where every process meets
- * the others (lib/ipc-halo.c has the orders and why they hold).  A step
- * of part P is, in every process alike:
+ * and signals (an mgpu_ipc_part, plain bytes the strategy hands to every
+ * other: shared memory, MPI) and maps its neighbours'; then the halos go
+ * device to device, the kernels storing one-row halos straight into the
+ * neighbours' buffers and deep halos copied at each exchange, on the
+ * part's stream, ordered by the signals alone: no process waits for
+ * another in a step (lib/ipc-halo.c has the orders and why they hold).  A
+ * step of part P is, in every process alike:
  *     if (mgpu_stencil_exchanges_at(st, step)) mgpu_ipc_halo_exchange(h, step);
  *     mgpu_stencil_compute(st, P, step);   (left out for the exchanges alone)
  *     mgpu_ipc_halo_computed(h, step);
@@ -100,28 +91,27 @@ mgpu_status mgpu_ipc_event_open(int device, const mgpu_ipc_handle *handle, mgpu_
 typedef struct mgpu_ipc_part {
     int device;                /* of the part, as its process numbers devices */
     mgpu_ipc_handle buffer[2]; /* its two buffers */
-    mgpu_ipc_handle done[2];   /* events: its passes of a cycle are done, by the
-                                  parity of the exchange that ends the cycle */
-    mgpu_ipc_handle pulled;    /* event: its pulls of an exchange are done */
+    mgpu_ipc_handle signals;   /* the counters its neighbours write */
 } mgpu_ipc_part;
 
 typedef struct mgpu_ipc_halo mgpu_ipc_halo;
 /* Returns once every process of the domain has called it. */
 typedef mgpu_status (*mgpu_barrier_fn)(void *ctx);
 
-/* For PART of STENCIL, held by this process: its events, and its handles
+/* For PART of STENCIL, held by this process: its signals, and its handles
  * into *MINE to publish.  After a failure *HALO, if not NULL, is to be
  * destroyed. */
 mgpu_status mgpu_ipc_halo_create(mgpu_ipc_halo **halo, mgpu_stencil *stencil, int part,
                                  mgpu_barrier_fn barrier, void *ctx, mgpu_ipc_part *mine);
 /* Once every part has published (PARTS, indexed by part): map the
- * neighbours' buffers and open their events.  A neighbour on a device this
+ * neighbours' buffers and signals.  A neighbour on a device this
  * one cannot reach is MGPU_ERR_USAGE. */
 mgpu_status mgpu_ipc_halo_connect(mgpu_ipc_halo *halo, const mgpu_ipc_part *parts);
-/* At an exchange step: the barrier, then the pulls, on the part's stream. */
+/* At an exchange step: the waits for the neighbours and the copies that
+ * their kernels did not do, on the part's stream. */
 mgpu_status mgpu_ipc_halo_exchange(mgpu_ipc_halo *halo, long long step);
-/* After STEP's compute was issued (or left out): what orders the
- * neighbours' next pulls and passes. */
+/* After STEP's compute was issued (or left out): the signals that order
+ * the neighbours' next copies and passes. */
 mgpu_status mgpu_ipc_halo_computed(mgpu_ipc_halo *halo, long long step);
 /* After the last run: unmap the neighbours and meet them at the barrier,
  * after which the part's buffers may be freed. */
