@@ -371,9 +371,10 @@ static mgpu_status domain_create(domain *dm, MPI_Comm comm, const mgpu_options *
     int devices[MGPU_MAX_DEVICES] = {0};
     devices[dm->part] = me.device;
     /* The domain holds the one local part; the halos are this file's job,
-     * or (nccl) the stencil domain's. */
+     * or (nccl) the stencil domain's, or (ipc) the library's CUDA IPC halos,
+     * whose one-row kernels store into the neighbours' mapped halos. */
     mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, dm->nparts);
-    desc.exchange = MGPU_EXCHANGE_MPI;
+    desc.exchange = chosen->mode == MGPU_EXCHANGE_IPC ? MGPU_EXCHANGE_IPC : MGPU_EXCHANGE_MPI;
     desc.first_part = dm->part;
     desc.local_parts = 1;
     desc.devices = devices;
