@@ -1,16 +1,19 @@
 #!/bin/sh
 # gpu-session.sh - the GPU work of a session in few calls: build with the
-# README's commands, run `make check` as a machine of 2 GPUs and of all its
-# GPUs, and the benchmarks recorded in BENCHMARKS.md.  Logs and results go
-# to $OUT (or ./gpu-out).  STAGES picks what runs (default: build check2
-# checkall; the others: checkall-gpu checkall-gpu-a checkall-gpu-b kernels
-# tune p2p compare streams mpi big peerdiag).  Run from the source tree.  On
-# 4 GPUs a full `make check` takes longer than one 10-minute device call:
-# use check2, then checkall-gpu-a and checkall-gpu-b in calls of their own.
+# README's commands, run the GPU tests on 2 GPUs and on all of them, and
+# the benchmarks recorded in BENCHMARKS.md.  Logs and results go to $OUT (or
+# ./gpu-out).  STAGES picks what runs (default: build gpu2-a gpu2-b gpu2-c;
+# the others: check2 checkall gpu-a gpu-b gpu-c kernels tune p2p compare
+# streams mpi big peerdiag).  Run from the source tree.  The GPU scripts run
+# one at a time (their lock), so the GPU tests come in three thirds of about
+# the same length, each one device call: gpu2-* on 2 GPUs, gpu-* on all.
+# The host tests are CI's; check2 and checkall run the whole suite, which
+# on a machine of many cores slows the host tests beside the GPU scripts
+# past their time limits (BENCHMARKS.md section 12).
 set -u
 out=${OUT:-./gpu-out}
 mkdir -p "$out"
-stages=${STAGES:-build check2 checkall}
+stages=${STAGES:-build gpu2-a gpu2-b gpu2-c}
 log() { echo "== $(date +%T) $*" | tee -a "$out/summary.txt"; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=false
 export NCCL_NVLS_ENABLE=0
@@ -41,6 +44,17 @@ check() { # NAME [make args...]
     tar czf "$out/logs-$name.tgz" "check-$name.log" tests/*.log test-suite.log 2>/dev/null
 }
 
+# gpu_check STAGE TEST...: those tests, as a machine of 2 GPUs (gpu2-*) or
+# of all of them (gpu-*).
+gpu_check() {
+    name=$1
+    shift
+    case $name in
+    gpu2-*) CUDA_VISIBLE_DEVICES=0,1 check "$name" TESTS="$*" ;;
+    *) check "$name" TESTS="$*" ;;
+    esac
+}
+
 csv() { # PROGRAM ARGS: one CSV record line per run into $out/bench.csv
     "$@" --format=csv --no-header >>"$out/bench.csv" 2>>"$out/bench-err.txt" ||
         echo "FAILED: $*" | tee -a "$out/summary.txt"
@@ -55,20 +69,15 @@ for stage in $stages; do
         ;;
     check2) CUDA_VISIBLE_DEVICES=0,1 check 2gpus ;;
     checkall) check "${ngpu}gpus" ;;
-    # Only the tests whose outcome depends on the GPUs seen (the others ran
-    # in check2); on a machine of 4, the two halves fit one call each.
-    checkall-gpu)
-        check "${ngpu}gpus-gpu" TESTS="tests/test-cuda-lib $(ls tests/cuda-*.sh | tr '\n' ' ')"
+    # The GPU tests in thirds: the unit tests and the in-process strategies;
+    # the deep-halo matrix of the in-process strategies, copies and NCCL;
+    # the processes (fork starts 2N+1 CUDA processes a run, mpi N+1).
+    gpu2-a | gpu-a)
+        gpu_check "$stage" tests/test-cuda-lib tests/test-cuda-blocked tests/cuda-single.sh \
+            tests/cuda-threads.sh tests/cuda-streams.sh tests/cuda-persistent.sh
         ;;
-    # The halves hold about as many CUDA process starts each: fork starts
-    # 2N+1 per run, mpi N+1, mgpu-compare in cuda-p2p every program.
-    checkall-gpu-a)
-        check "${ngpu}gpus-gpu-a" TESTS="tests/test-cuda-lib tests/cuda-single.sh \
-            tests/cuda-threads.sh tests/cuda-streams.sh"
-        ;;
-    checkall-gpu-b)
-        check "${ngpu}gpus-gpu-b" TESTS="tests/cuda-fork.sh tests/cuda-mpi.sh tests/cuda-p2p.sh"
-        ;;
+    gpu2-b | gpu-b) gpu_check "$stage" tests/cuda-halo.sh tests/cuda-p2p.sh tests/cuda-nccl.sh ;;
+    gpu2-c | gpu-c) gpu_check "$stage" tests/cuda-fork.sh tests/cuda-mpi.sh tests/cuda-halo-procs.sh ;;
     kernels)
         log "one GPU: the kernels against the copy ceiling"
         for k in pattern2d jacobi; do
