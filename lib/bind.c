@@ -23,7 +23,8 @@
  * record says why instead.
  *
  * Host-backend kernels share the cores the same way: each worker's OpenMP
- * team takes its share of them (mgpu_host_share_cores), not all of them.
+ * team takes its share of them (mgpu_host_share_cores), not all of them,
+ * and no more than OMP_NUM_THREADS where it is set.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -272,6 +273,10 @@ void mgpu_host_share_cores(int workers)
 {
 #ifdef _OPENMP
     int share = omp_get_num_procs() / (workers > 0 ? workers : 1);
+    /* A team never grows past what OMP_NUM_THREADS asks of each: a caller
+     * running several programs at once (make -j check) keeps them small. */
+    if (getenv("OMP_NUM_THREADS") && omp_get_max_threads() < share)
+        share = omp_get_max_threads();
     omp_set_num_threads(share > 1 ? share : 1);
 #else
     (void) workers;

@@ -598,6 +598,9 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "CUDA_VISIBLE_DEVICES", "the GPUs the CUDA runtime shows, and their order");
     help_line(out, "OMP_PROC_BIND, OMP_PLACES",
               "when set, OpenMP's placement of threads is kept, not --bind's");
+    help_line(out, "OMP_NUM_THREADS",
+              "host backend: the most threads a device's kernels take (default: "
+              "its share of the CPUs)");
     if (exchanges & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL))
         help_line(out, "NCCL_NVLS_ENABLE",
                   "--exchange=nccl sets it to 0 where unset: NVLink "
