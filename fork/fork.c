@@ -260,8 +260,8 @@ static mgpu_status exchange(worker *w, long long step)
 }
 
 /* The steps of one run.  With --halo=K the workers exchange K-row blocks at
- * the steps that are multiples of K (every step when K is 1) and meet at a
- * barrier only there; the steps between compute the shrinking trapezoid, a
+ * the steps that are multiples of K (every step when K is 1), and under
+ * staged meet at a barrier only there; the steps between compute the shrinking trapezoid, a
  * pass of up to T steps at a time (mgpu_stencil_compute).  A cycle is the K
  * steps from one exchange to the next; the field before an exchange step is
  * in the buffer mgpu_stencil_buffer_index says, the same in every part.

@@ -33,7 +33,17 @@
  *    N's buffer that N's step S-1 read: it follows P's wait for READY[N] >= E.
  * A later value satisfies a wait for an earlier one (each write of a
  * counter follows the work of the one before), and the counters compare
- * cyclically, so the 32 bits may wrap. */
+ * cyclically, so the 32 bits may wrap.
+ *
+ * What the strategy owes: before a run every part is reset, its device
+ * synchronised and the processes meet at a barrier (the first exchange
+ * waits for nothing); after a run every part's stream is synchronised and
+ * they meet again before anyone resets (a neighbour may still read or
+ * write this part's buffers until then).  Every part maps all its
+ * neighbours at connect, so every part's kernels store, or none do: a part
+ * that stored (mgpu_stencil_delivered) knows its neighbours stored too.
+ * The kernels' stores into a neighbour's memory are read there after the
+ * signal that follows them: mgpu.h says why that is ordered. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

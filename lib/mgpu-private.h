@@ -80,8 +80,6 @@ mgpu_status mgpu_cuda_fail(cudaError_t err, const char *call, int device, const 
 cudaError_t mgpu_driver_entry(const char *name, void **fn);
 /* The CUDA stream behind an mgpu stream (NULL: the legacy default stream). */
 cudaStream_t mgpu_stream_cuda(const mgpu_stream *stream);
-/* The CUDA event behind an mgpu event. */
-cudaEvent_t mgpu_event_cuda(const mgpu_event *event);
 #endif
 
 /* mgpu_init, but CUDA is asked about in a child process, so that this one

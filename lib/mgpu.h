@@ -216,7 +216,15 @@ mgpu_status mgpu_event_elapsed(mgpu_event *start, mgpu_event *stop, double *seco
  * as __threadfence_system does; a wait holds the stream's later work until
  * (int32_t)(*SIGNAL - VALUE) >= 0, a comparison that survives the counter
  * wrapping.  On the host backend, which runs work as it is issued, a wait
- * that is not already met would wait forever: MGPU_ERR_USAGE. */
+ * that is not already met would wait forever: MGPU_ERR_USAGE.
+ * Data stored into a peer's memory and then signalled there is read after
+ * the peer's wait: NVIDIA documents a flush for remote writes that arrive
+ * unordered (CU_STREAM_WAIT_VALUE_FLUSH, used where the device offers it),
+ * which concerns writes from other PCIe devices; between GPUs the writer's
+ * fence completes its peer stores before the signal leaves, the pattern of
+ * NVIDIA's own nvFuser (its CUDA-backend allgather: peer copies, a peer
+ * signal, a local wait, no flush).  test-cuda-lib checks it between
+ * devices 0 and 1, round after round. */
 mgpu_status mgpu_stream_write_signal(mgpu_stream *stream, uint32_t *signal, uint32_t value);
 mgpu_status mgpu_stream_wait_signal(mgpu_stream *stream, const uint32_t *signal, uint32_t value);
 

@@ -1,6 +1,6 @@
 /* procs.c - what workers in separate processes need from the library:
  * a barrier they share, shared host memory pinned for copies, and CUDA IPC
- * handles that let one process use another's device memory and events. */
+ * handles that let one process use another's device memory. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

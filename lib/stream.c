@@ -37,11 +37,11 @@ static mgpu_status stream_create_cuda(mgpu_stream *s, int priority)
 {
     /* A blocking stream: it stays ordered with the legacy default stream,
      * on which cudaMemcpyPeer and cudaMemcpy run. */
-    MGPU_CUDA_ON(s->device, cudaStreamCreateWithPriority(&s->cuda, cudaStreamDefault, priority));
     int flush = 0;
     MGPU_CUDA(cudaDeviceGetAttribute(&flush, cudaDevAttrCanFlushRemoteWrites, s->device),
               s->device);
     s->flushes = flush != 0;
+    MGPU_CUDA_ON(s->device, cudaStreamCreateWithPriority(&s->cuda, cudaStreamDefault, priority));
     return MGPU_OK;
 }
 
@@ -52,7 +52,6 @@ static mgpu_status event_create_cuda(mgpu_event *e, unsigned flags)
     return MGPU_OK;
 }
 
-cudaEvent_t mgpu_event_cuda(const mgpu_event *event) { return event->cuda; }
 #endif
 
 int mgpu_stream_device(const mgpu_stream *stream) { return stream->device; }
@@ -255,9 +254,12 @@ mgpu_status mgpu_stream_wait_signal(mgpu_stream *stream, const uint32_t *signal,
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
         pthread_once(&memops_once, memops_load);
-        /* Where the device can, the wait also makes the writes that reached
-         * it before the signal visible to the work after it; elsewhere the
-         * writer's barrier is what orders them. */
+        /* Where the device can, the wait also flushes the remote writes
+         * that reached it before the signal (CU_STREAM_WAIT_VALUE_FLUSH);
+         * that flush is for writes from other devices over PCIe
+         * (GPUDirect RDMA), and x86 machines have none.  Elsewhere the
+         * writer's fence orders its peer stores before the signal: see
+         * mgpu.h. */
         unsigned flags = CU_STREAM_WAIT_VALUE_GEQ |
                          (stream->flushes ? CU_STREAM_WAIT_VALUE_FLUSH : 0);
         return value_op("cuStreamWaitValue32", memops.wait, stream, signal, value, flags);

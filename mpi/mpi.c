@@ -638,6 +638,15 @@ static mgpu_status ipc_usable(const mgpu_options *opt)
         return mgpu_error_set(MGPU_ERR_USAGE, "--overlap: on overlaps the halo messages with the "
                                               "rows that read no halo, and --exchange=ipc sends "
                                               "none (accepted with ipc: --overlap=off)");
+    /* Two ranks on one device would order each other by signals alone,
+     * across two contexts of one GPU, with nothing CUDA sees: NVIDIA's
+     * stream memory operations are not promised to progress there. */
+    if (me.local_ranks > me.node_devices)
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--exchange=ipc: %d ranks on a node of %d device%s would share one "
+                              "(accepted there: staged, nccl; or at most %d ranks a node)",
+                              me.local_ranks, me.node_devices, me.node_devices == 1 ? "" : "s",
+                              me.node_devices);
     /* On one node rank r drives device r mod the devices (find_place). */
     int used = me.ranks < me.node_devices ? me.ranks : me.node_devices;
     for (int a = 0; a < used; a++) {

@@ -172,8 +172,8 @@ if [ "$gpus" -ge 2 ] 2>/dev/null; then
     fi
 fi
 if [ "$ipc_ranks" -ge 2 ]; then
-    # ipc: rank 1 fails at step 100 of 400 while rank 0 waits for it, at the
-    # ranks' barrier or on its device for rank 1's events.  Every line of
+    # ipc: rank 1 fails at step 100 of 400 while rank 0 waits for it, on
+    # its device for rank 1's signals.  Every line of
     # stderr is stamped as it comes; the pipe ends only once every process
     # that holds it (mpirun, its daemon, both ranks) has exited, so the time
     # from the first line about rank 1's failure (its own, or mpirun's

@@ -364,6 +364,84 @@ static void test_cross_device_signal(void)
     mgpu_device_set(0);
 }
 
+/* What mgpu-fork's and mgpu-mpi's one-row IPC halos do, ROUNDS times over:
+ * a kernel of device 0 stores a block into device 1's memory and then
+ * signals there; device 1's stream waits for the signal, a kernel of its
+ * own reads the block (into the round's place in COLLECTED) and signals
+ * back that the landing buffer may be written again.  Every round's block
+ * differs, so a read before the store was visible, or a store before the
+ * read was done, shows. */
+static void test_peer_store_signal(void)
+{
+    int can = 0;
+    if (ndevices < 2 || mgpu_peer_can_access(0, 1, &can) != MGPU_OK || !can ||
+        mgpu_peer_can_access(1, 0, &can) != MGPU_OK || !can) {
+        printf("# no two devices with peer access: no peer store and signal test\n");
+        return;
+    }
+    enum { N = 1 << 20, ROUNDS = 48 };
+    const size_t bytes = (size_t) N * sizeof(float);
+    float *host = host_buffer(ROUNDS * bytes, MGPU_HOST_PINNED);
+    float *back = host_buffer(ROUNDS * bytes, MGPU_HOST_PINNED);
+    float *blocks = device_buffer(0, ROUNDS * bytes), *landing = device_buffer(1, bytes);
+    float *collected = device_buffer(1, ROUNDS * bytes);
+    uint32_t *ready = device_buffer(1, 256), *taken = device_buffer(0, 256);
+    mgpu_stream *s0 = NULL, *s1 = NULL;
+    random_floats(host, (size_t) ROUNDS * N, 11);
+    memset(back, 0, ROUNDS * bytes);
+    mgpu_status status = mgpu_memset(1, ready, 0, 256);
+    if (status == MGPU_OK)
+        status = mgpu_memset(0, taken, 0, 256);
+    if (status == MGPU_OK)
+        status = mgpu_memcpy(blocks, host, ROUNDS * bytes);
+    for (int d = 0; d < 2 && status == MGPU_OK; d++)
+        status = mgpu_device_synchronize(d);
+    if (status == MGPU_OK)
+        status = mgpu_peer_enable(0, 1);
+    if (status == MGPU_OK)
+        status = mgpu_peer_enable(1, 0);
+    if (status == MGPU_OK)
+        status = mgpu_stream_create(0, 0, &s0);
+    if (status == MGPU_OK)
+        status = mgpu_stream_create(1, 0, &s1);
+    for (uint32_t r = 1; r <= ROUNDS && status == MGPU_OK; r++) {
+        status = mgpu_device_set(0);
+        if (status == MGPU_OK)
+            status = mgpu_stream_wait_signal(s0, taken, r - 1);
+        if (status == MGPU_OK)
+            status = mgpu_copy_row_kernel(landing, blocks + (size_t) (r - 1) * N, N, s0);
+        if (status == MGPU_OK)
+            status = mgpu_stream_write_signal(s0, ready, r);
+        if (status == MGPU_OK)
+            status = mgpu_device_set(1);
+        if (status == MGPU_OK)
+            status = mgpu_stream_wait_signal(s1, ready, r);
+        if (status == MGPU_OK)
+            status = mgpu_copy_row_kernel(collected + (size_t) (r - 1) * N, landing, N, s1);
+        if (status == MGPU_OK)
+            status = mgpu_stream_write_signal(s1, taken, r);
+    }
+    if (status == MGPU_OK)
+        status = mgpu_stream_synchronize(s1);
+    if (status == MGPU_OK)
+        status = mgpu_memcpy(back, collected, ROUNDS * bytes);
+    CHECK(status == MGPU_OK && memcmp(back, host, ROUNDS * bytes) == 0,
+          "%d rounds: a kernel of device 0 stores into device 1 and signals there, device 1 "
+          "reads after its wait and signals back%s%s",
+          ROUNDS, status == MGPU_OK ? "" : ": ", status == MGPU_OK ? "" : mgpu_last_error());
+    mgpu_stream_synchronize(s0);
+    mgpu_stream_destroy(s0);
+    mgpu_stream_destroy(s1);
+    mgpu_free(0, blocks);
+    mgpu_free(0, taken);
+    mgpu_free(1, landing);
+    mgpu_free(1, collected);
+    mgpu_free(1, ready);
+    mgpu_host_free(host);
+    mgpu_host_free(back);
+    mgpu_device_set(0);
+}
+
 /* ------------------------------------------------------------ peer copies */
 
 /* Fill SRC on device S with a fresh pattern, clear DST on device D, copy by
@@ -597,6 +675,7 @@ int main(void)
     }
     test_cross_device_event();
     test_cross_device_signal();
+    test_peer_store_signal();
     test_peer();
     for (int d = 0; d < ndevices; d++)
         test_stencil(d);

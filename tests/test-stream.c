@@ -1,7 +1,8 @@
-/* test-stream.c - streams and events on the host backend: a stream belongs
- * to its device, work issued on it is done when the call returns, events
- * carry the time they were recorded, and a device that does not exist or an
- * interprocess event (CUDA only) is refused. */
+/* test-stream.c - streams, events and signals on the host backend: a
+ * stream belongs to its device, work issued on it is done when the call
+ * returns, events carry the time they were recorded, a device that does not
+ * exist is refused, and a signal wait that is not met (it would never be)
+ * is refused. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -11,7 +12,6 @@
 #include "check.h"
 #include "mgpu.h"
 #include "mgpu/measurement.h"
-#include "mgpu/processes.h"
 
 static void test_streams(void)
 {

@@ -53,8 +53,8 @@ void mgpu_host_unregister(void *ptr);
 mgpu_status mgpu_process_barrier_init(pthread_barrier_t *barrier, unsigned count);
 #endif
 
-/* CUDA IPC.  A handle is plain bytes naming one process's device memory or
- * event; another process receives it (through shared memory, a pipe, MPI)
+/* CUDA IPC.  A handle is plain bytes naming one process's device memory;
+ * another process receives it (through shared memory, a pipe, MPI)
  * and opens it.  The cuda backend only: a host-backend device's memory is
  * private to its process (MGPU_ERR_UNSUPPORTED). */
 typedef struct mgpu_ipc_handle {
@@ -87,7 +87,9 @@ mgpu_status mgpu_ipc_memory_close(void *ptr);
  *     mgpu_stencil_compute(st, P, step);   (left out for the exchanges alone)
  *     mgpu_ipc_halo_computed(h, step);
  * and a run starts with every part reset, its device synchronised, and a
- * barrier.  The cuda backend only. */
+ * barrier, and ends with every part's stream synchronised and a barrier
+ * (until then a neighbour may still read or write the part's buffers).
+ * The cuda backend only. */
 typedef struct mgpu_ipc_part {
     int device;                /* of the part, as its process numbers devices */
     mgpu_ipc_handle buffer[2]; /* its two buffers */
