@@ -116,25 +116,31 @@ static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUcontext primary[MGPU_MAX_DEVICES];
 
-cudaError_t mgpu_driver_entry(const char *name, void **fn)
+cudaError_t mgpu_driver_entries(const char *const *names, void **fns, int count,
+                                const char **missing)
 {
-    enum cudaDriverEntryPointQueryResult found;
+    for (int i = 0; i < count; i++) {
+        enum cudaDriverEntryPointQueryResult found;
 #if CUDART_VERSION >= 12050
-    cudaError_t err = cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &found);
+        cudaError_t err = cudaGetDriverEntryPointByVersion(names[i], &fns[i], 12000,
+                                                           cudaEnableDefault, &found);
 #else
-    cudaError_t err = cudaGetDriverEntryPoint(name, fn, cudaEnableDefault, &found);
+        cudaError_t err = cudaGetDriverEntryPoint(names[i], &fns[i], cudaEnableDefault, &found);
 #endif
-    if (err == cudaSuccess && found != cudaDriverEntryPointSuccess)
-        err = cudaErrorSymbolNotFound;
-    return err;
+        if (err == cudaSuccess && found != cudaDriverEntryPointSuccess)
+            err = cudaErrorSymbolNotFound;
+        if (err != cudaSuccess) {
+            *missing = names[i];
+            return err;
+        }
+    }
+    return cudaSuccess;
 }
 
-static cudaError_t driver_symbol(const char *name, void **fn)
+mgpu_status mgpu_driver_entry_fail(const char *missing, cudaError_t err)
 {
-    cudaError_t err = mgpu_driver_entry(name, fn);
-    if (err != cudaSuccess)
-        driver.missing = name;
-    return err;
+    return mgpu_fail(MGPU_ERR_CUDA, "cudaGetDriverEntryPoint(%s): %s", missing,
+                     cudaGetErrorString(err));
 }
 
 static void driver_load(void)
@@ -142,11 +148,9 @@ static void driver_load(void)
     void *fn[4] = {NULL, NULL, NULL, NULL};
     static const char *const names[4] = {"cuDeviceGet", "cuDevicePrimaryCtxRetain",
                                          "cuCtxPushCurrent", "cuCtxPopCurrent"};
-    for (int i = 0; i < 4; i++) {
-        driver.error = driver_symbol(names[i], &fn[i]);
-        if (driver.error != cudaSuccess)
-            return;
-    }
+    driver.error = mgpu_driver_entries(names, fn, 4, &driver.missing);
+    if (driver.error != cudaSuccess)
+        return;
     driver.device_get = (device_get_fn) fn[0];
     driver.primary_retain = (primary_retain_fn) fn[1];
     driver.push = (ctx_push_fn) fn[2];
@@ -166,8 +170,7 @@ static mgpu_status primary_context(int device, CUcontext *ctx)
 {
     pthread_once(&driver_once, driver_load);
     if (driver.error != cudaSuccess)
-        return mgpu_fail(MGPU_ERR_CUDA, "cudaGetDriverEntryPoint(%s): %s", driver.missing,
-                         cudaGetErrorString(driver.error));
+        return mgpu_driver_entry_fail(driver.missing, driver.error);
     mgpu_status status = MGPU_OK;
     pthread_mutex_lock(&primary_lock);
     if (!primary[device]) {
@@ -211,8 +214,7 @@ mgpu_status mgpu_context_pop(void)
         CUcontext ctx;
         pthread_once(&driver_once, driver_load);
         if (driver.error != cudaSuccess)
-            return mgpu_fail(MGPU_ERR_CUDA, "cudaGetDriverEntryPoint(%s): %s", driver.missing,
-                             cudaGetErrorString(driver.error));
+            return mgpu_driver_entry_fail(driver.missing, driver.error);
         CUresult r = driver.pop(&ctx);
         if (r != CUDA_SUCCESS)
             return driver_fail("cuCtxPopCurrent", r, -1);

@@ -75,9 +75,13 @@ mgpu_status mgpu_cuda_fail(cudaError_t err, const char *call, int device, const 
         MGPU_CUDA(mgpu_call_err_, (device));                      \
     } while (0)
 
-/* The driver API function NAME, as CUDA 12 defines it, without linking
- * libcuda (cudaGetDriverEntryPoint). */
-cudaError_t mgpu_driver_entry(const char *name, void **fn);
+/* The driver API functions NAMES, as CUDA 12 defines them, into FNS,
+ * without linking libcuda (cudaGetDriverEntryPoint); on failure *MISSING
+ * names the first not found.  mgpu_driver_entry_fail: that failure as a
+ * status, recorded. */
+cudaError_t mgpu_driver_entries(const char *const *names, void **fns, int count,
+                                const char **missing);
+mgpu_status mgpu_driver_entry_fail(const char *missing, cudaError_t err);
 /* The CUDA stream behind an mgpu stream (NULL: the legacy default stream). */
 cudaStream_t mgpu_stream_cuda(const mgpu_stream *stream);
 #endif

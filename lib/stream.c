@@ -208,13 +208,9 @@ static void memops_load(void)
 {
     static const char *const names[2] = {"cuStreamWriteValue32", "cuStreamWaitValue32"};
     void *fn[2] = {NULL, NULL};
-    for (int i = 0; i < 2; i++) {
-        memops.error = mgpu_driver_entry(names[i], &fn[i]);
-        if (memops.error != cudaSuccess) {
-            memops.missing = names[i];
-            return;
-        }
-    }
+    memops.error = mgpu_driver_entries(names, fn, 2, &memops.missing);
+    if (memops.error != cudaSuccess)
+        return;
     memops.write = (value_op_fn) fn[0];
     memops.wait = (value_op_fn) fn[1];
 }
@@ -223,8 +219,7 @@ static mgpu_status value_op(const char *call, value_op_fn op, mgpu_stream *strea
                             const uint32_t *signal, uint32_t value, unsigned flags)
 {
     if (memops.error != cudaSuccess)
-        return mgpu_fail(MGPU_ERR_CUDA, "cudaGetDriverEntryPoint(%s): %s", memops.missing,
-                         cudaGetErrorString(memops.error));
+        return mgpu_driver_entry_fail(memops.missing, memops.error);
     CUresult r = op(mgpu_stream_cuda(stream), (CUdeviceptr) (uintptr_t) signal, value, flags);
     if (r != CUDA_SUCCESS)
         return mgpu_fail(MGPU_ERR_CUDA,
