@@ -3,10 +3,11 @@
 # README's commands, run the GPU tests on 2 GPUs and on all of them, and
 # the benchmarks recorded in BENCHMARKS.md.  Logs and results go to $OUT (or
 # ./gpu-out).  STAGES picks what runs (default: build gpu2-a gpu2-b gpu2-c;
-# the others: check2 checkall gpu-a gpu-b gpu-c kernels tune p2p compare
-# streams mpi big peerdiag).  Run from the source tree.  The GPU scripts run
-# one at a time (their lock), so the GPU tests come in three thirds of about
-# the same length, each one device call: gpu2-* on 2 GPUs, gpu-* on all.
+# the others: check2 checkall gpu-a gpu-b gpu-c kernels tune blocked p2p
+# compare streams mpi big peerdiag).  Run from the source tree.  The GPU
+# scripts run one at a time (their lock), so the GPU tests come in three
+# thirds of about the same length, each one device call: gpu2-* on 2 GPUs,
+# gpu-* on all.
 # The host tests are CI's; check2 and checkall run the whole suite, which
 # on a machine of many cores slows the host tests beside the GPU scripts
 # past their time limits (BENCHMARKS.md section 12).
@@ -138,6 +139,14 @@ for stage in $stages; do
             ./kernel-tune time ${grid%x*} ${grid#*x} 200 >>"$out/tune.txt" 2>&1
         done
         tail -5 "$out/tune.txt" >>"$out/summary.txt"
+        ;;
+    blocked)
+        log "tools/blocked-tune: the blocked kernel's shapes checked, then on the whole field and a slab"
+        make tools/blocked-tune >"$out/blocked.txt" 2>&1 && tools/blocked-tune check >>"$out/blocked.txt" 2>&1
+        echo "blocked-tune check exit $?" | tee -a "$out/summary.txt"
+        for n in $counts; do
+            tools/blocked-tune slab 16384 16384 $n >>"$out/blocked.txt" 2>&1
+        done
         ;;
     big)
         log "50000 x 50000 on 2 GPUs"

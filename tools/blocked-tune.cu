@@ -8,6 +8,7 @@
 //   make tools/blocked-tune && tools/blocked-tune            # check, then 16384² and 32768²
 //   tools/blocked-tune check                                 # odd grids only
 //   tools/blocked-tune time NX NY                            # one grid
+//   tools/blocked-tune slab NX NY PARTS                      # the grid and its slab of PARTS
 //
 // "x roofline" is cell updates per second over (copy GB/s, read + written) / 8 bytes: the
 // rate of a one-step kernel that moved its bytes as fast as cudaMemcpy.
@@ -62,7 +63,8 @@ void shaped_pass(mgpu_kernel k, const float *in, float *out, long long nx, long 
 #define SHAPES(T)                                                                         \
     {"library", T, library_pass<T>}, {"w2", T, shaped_pass<T, 2, 0>},                      \
         {"w8", T, shaped_pass<T, 8, 0>}, {"w4 s32", T, shaped_pass<T, 4, 32>},             \
-        {"w4 s128", T, shaped_pass<T, 4, 128>}, {"w4 s512", T, shaped_pass<T, 4, 512>}
+        {"w4 s128", T, shaped_pass<T, 4, 128>}, {"w4 s512", T, shaped_pass<T, 4, 512>},   \
+        {"w2 s64", T, shaped_pass<T, 2, 64>}, {"w2 s128", T, shaped_pass<T, 2, 128>}
 const variant variants[] = {{"one-step", 1, library_pass<1>},
                             SHAPES(2), SHAPES(3), SHAPES(4), SHAPES(5), SHAPES(6), SHAPES(8)};
 // clang-format on
@@ -250,6 +252,36 @@ int time_grid(long long nx, long long ny)
     return failed ? 1 : 0;
 }
 
+// Each variant on the whole field and on the largest slab of PARTS (its rows and one halo
+// row a side), as a device of a PARTS-device run computes it: "slab/share" is the whole
+// field's time over PARTS, over the slab's, what the run's efficiency against one device
+// can reach before any exchange.
+int time_slab(long long nx, long long ny, int parts)
+{
+    const long long slab_ny = (ny - 2 + parts - 1) / parts + 2;
+    field whole = field_new(nx, ny, 11), slab = field_new(nx, slab_ny, 13);
+    printf("%lld x %lld, and its slab of %d: %lld x %lld\n", nx, ny, parts, nx, slab_ny);
+    printf("%-10s %2s %-10s %12s %12s %11s  %s\n", "kernel", "T", "variant", "whole us/st",
+           "slab us/st", "slab/share", "bits");
+    int failed = 0;
+    for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI})
+        for (int v = 0; v < nvariants; v++) {
+            if (v == 0 || variants[v].t != variants[v - 1].t) {
+                reference(k, whole, variants[v].t);
+                reference(k, slab, variants[v].t);
+            }
+            const bool same = matches(variants[v], k, whole) && matches(variants[v], k, slab);
+            failed += !same;
+            const double w = seconds_per_step(variants[v], k, whole);
+            const double s = seconds_per_step(variants[v], k, slab);
+            printf("%-10s %2d %-10s %12.1f %12.1f %11.3f  %s\n", kernel_name(k), variants[v].t,
+                   variants[v].name, w * 1e6, s * 1e6, w / parts / s, same ? "same" : "DIFFER");
+        }
+    field_free(whole);
+    field_free(slab);
+    return failed ? 1 : 0;
+}
+
 } // namespace tune
 
 int main(int argc, char **argv)
@@ -258,12 +290,15 @@ int main(int argc, char **argv)
         return tune::check();
     if (argc >= 4 && strcmp(argv[1], "time") == 0)
         return tune::time_grid(atoll(argv[2]), atoll(argv[3]));
+    if (argc >= 5 && strcmp(argv[1], "slab") == 0 && atoi(argv[4]) >= 1 &&
+        (atoll(argv[3]) - 2) / atoi(argv[4]) >= 1)
+        return tune::time_slab(atoll(argv[2]), atoll(argv[3]), atoi(argv[4]));
     if (argc == 1) {
         int failed = tune::check();
         failed |= tune::time_grid(16384, 16384);
         failed |= tune::time_grid(32768, 32768);
         return failed;
     }
-    fprintf(stderr, "usage: blocked-tune [check | time NX NY]\n");
+    fprintf(stderr, "usage: blocked-tune [check | time NX NY | slab NX NY PARTS]\n");
     return 2;
 }
