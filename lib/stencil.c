@@ -74,22 +74,23 @@ enum { PITCH_FLOATS = 32 };
 typedef struct part {
     mgpu_slab slab;
     long long rows; /* interior rows; local rows HALO .. HALO+rows-1, the
-                            halos the HALO rows on either side */
+                       halos the HALO rows on either side */
     size_t pitch;   /* floats from one row to the next */
     float *buf[2];
     mgpu_stream *stream;
     mgpu_event *sent[2];  /* peer-async, direct: an exchange's sends are
-                            done, by the exchange's parity: a neighbour one
-                            exchange behind still waits for the send it
-                            needs, not for this part's next one */
+                             done, by the exchange's parity: a neighbour one
+                             exchange behind still waits for the send it
+                             needs, not for this part's next one */
     mgpu_event *joined;   /* graphs: this part's stream joins the origin */
-    float *edges[2];      /* staged, mapped: this part's first and last HALO rows,
-                            per exchange parity, in host memory */
+    float *edges[2];      /* staged, mapped: this part's first and last HALO
+                             rows, per exchange parity, in host memory */
     float *edges_dev[2];  /* mapped: the same memory as the devices see it */
     mgpu_event *computed; /* halo > 1, peer-async, direct: its last pass is done */
     int above, below;     /* part that fills the top / bottom halo, or -1 */
-    long long delivered;  /* direct, ipc: the step whose halos this part's last
-                            kernel already stored in its neighbours, or -1 */
+    long long delivered;  /* direct, ipc: the step whose halos this part's
+                             last kernel already stored in its neighbours,
+                             or -1 */
     mgpu_nccl_comm *comm; /* nccl: this part's rank */
 } part;
 

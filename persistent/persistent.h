@@ -54,14 +54,14 @@ typedef struct persistent_part {
     size_t pitch;       /* floats from one row to the next */
     long long steps;
     float *buf[2];                 /* the field before even / odd steps; local
-                                     rows 0 and rows+1 are the halos */
+                                      rows 0 and rows+1 are the halos */
     float *up[2], *down[2];        /* per buffer: the halo row that my first
-                                     row fills (the part above's bottom halo)
-                                     and my last row fills (the part below's
-                                     top halo); NULL at a fixed boundary */
+                                      row fills (the part above's bottom halo)
+                                      and my last row fills (the part below's
+                                      top halo); NULL at a fixed boundary */
     unsigned long long *up_flag;   /* the part above's from_below and the part */
     unsigned long long *down_flag; /* below's from_above; NULL when there is no
-                                     such part or it is this part itself */
+                                      such part or it is this part itself */
     int wait_above, wait_below;    /* whether my halos come from another part */
     persistent_flags *flags;       /* mine */
     persistent_signal *signal;     /* device address of the shared block */

@@ -47,10 +47,10 @@ typedef struct streams_domain {
     int nparts;
     long long nx;
     mgpu_exchange mode;    /* how edge rows travel: peer, peer-async or direct;
-                           nccl: the stencil domain's steps, as with deep */
+                              nccl: the stencil domain's steps, as with deep */
     int overlap;           /* 0: one stream per part, compute then send */
     int deep;              /* --halo > 1: the stencil domain's own exchange (send,
-                           recv, compute), which moves K rows every K steps */
+                              recv, compute), which moves K rows every K steps */
     mgpu_event *fork;      /* on the origin, part 0's interior stream */
     long long graph_steps; /* --graph: the steps one replay runs (even) */
     streams_part part[MGPU_MAX_DEVICES];

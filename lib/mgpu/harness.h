@@ -113,12 +113,12 @@ typedef struct mgpu_program {
     const char *strategy;           /* "single-thread" */
     const char *summary;            /* one line for --help */
     unsigned exchanges;             /* modes it supports: MGPU_EXCHANGE_BIT set, as
-                               MGPU_EXCHANGES_OF(MGPU_BY_...) */
+                                       MGPU_EXCHANGES_OF(MGPU_BY_...) */
     const mgpu_extra_option *extra; /* ended by a NULL name; may be NULL */
     int forks;                      /* workers are processes: no CUDA here first */
     int binds_workers;              /* its workers bind themselves (mgpu_bind_worker);
-                               else one thread drives every device, and
-                               mgpu_main binds it near the first device */
+                                       else one thread drives every device, and
+                                       mgpu_main binds it near the first device */
     int deep_halo;                  /* takes --halo and --time-block above 1 */
 } mgpu_program;
 
@@ -389,8 +389,8 @@ void mgpu_progress_elsewhere(mgpu_progress *progress);
  * once they have ended; a worker killed while recording leaves none. */
 typedef struct mgpu_failure {
     long long barrier; /* before which the first failure happened; read and
-                           written atomically; above every barrier while none
-                           (LLONG_MAX) or while being recorded */
+                          written atomically; above every barrier while none
+                          (LLONG_MAX) or while being recorded */
     mgpu_status status;
     char message[512];
 } mgpu_failure;

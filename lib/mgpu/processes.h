@@ -176,7 +176,7 @@ typedef enum mgpu_group_op { MGPU_GROUP_MIN, MGPU_GROUP_MAX, MGPU_GROUP_SUM } mg
 typedef struct mgpu_group {
     int rank, ranks;   /* this process, of RANKS; part RANK of the grid */
     const char *where; /* how this process names itself in a failure of its
-                           own, not of the command line: "rank 1 on node7" */
+                          own, not of the command line: "rank 1 on node7" */
     /* The device whose copy ceiling this process measures, one term of the
      * record's sum; -1 when another process measures its device.  PREPARE
      * sets it. */

@@ -174,7 +174,7 @@ typedef struct mgpu_persistent_desc {
     long long steps;
     int compute;         /* 0: exchange halos only */
     long long fail_step; /* stop the run at this step (MGPU_INJECT_FAULT);
-                                -1: never */
+                            -1: never */
 } mgpu_persistent_desc;
 
 /* Launch the worker on STREAM, its device current.  It only ends once every
