@@ -81,7 +81,7 @@ if [ "$gpus" -ge 2 ]; then
     *"device 1 failed at step 3"*) tap 0 "cuda fault: the message names device and step" ;;
     *) tap 1 "cuda fault: the message names device and step: $err" ;;
     esac
-    left=$(grep -lzxE -- "[-]-seed=$seed" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
+    left=$(seed_holders $seed | wc -l)
     [ "$left" -eq 0 ]
     tap $? "cuda fault: no process left ($left)"
 fi

@@ -191,7 +191,7 @@ if [ "$ipc_ranks" -ge 2 ]; then
     code=$(sed -n 's/^[0-9]* exit //p' "$tmp.stamped")
     failed=$(grep -m 1 "rank 1" "$tmp.stamped" | cut -d' ' -f1)
     took=$((ended - ${failed:-0}))
-    left=$(grep -la -- "[-]-seed=$marker" /proc/[0-9]*/cmdline 2>/dev/null)
+    left=$(seed_holders $marker)
     if [ "$code" = 1 ] && [ -n "$failed" ] && [ "$took" -le 2000 ] && [ -z "$left" ] &&
         grep -q "^[0-9]* mgpu-mpi: rank 1 on .*step 100" "$tmp.stamped"; then
         tap 0 "fault on rank 1 of 2 GPUs, ipc: exit 1, all gone $took ms after it"
@@ -215,7 +215,7 @@ if [ "$nccl_ranks" -ge 2 ]; then
         >"$tmp.out" 2>"$tmp.err"
     code=$?
     took=$(($(milliseconds) - started))
-    left=$(grep -la -- "[-]-seed=$marker" /proc/[0-9]*/cmdline 2>/dev/null)
+    left=$(seed_holders $marker)
     if [ "$code" -eq 1 ] && [ "$took" -le $((healthy + 2000)) ] && [ -z "$left" ] &&
         grep -q "^mgpu-mpi: rank 1 on .*step 3" "$tmp.err"; then
         tap 0 "fault on rank 1 of 2 GPUs, nccl: exit 1 in $took ms, a healthy run $healthy ms"

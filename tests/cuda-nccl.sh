@@ -104,7 +104,7 @@ healthy run $healthy ms"
         *"device 1 failed at step 3"*) tap 0 "$name, nccl fault: the message names device and step" ;;
         *) tap 1 "$name, nccl fault: the message names device and step: $err" ;;
         esac
-        left=$(grep -lzxE -- "[-]-seed=$seed" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
+        left=$(seed_holders $seed | wc -l)
         [ "$left" -eq 0 ]
         tap $? "$name, nccl fault: no process left ($left)"
     done

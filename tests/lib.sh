@@ -38,6 +38,14 @@ milliseconds() {
     esac
 }
 
+# seed_holders SEED: the /proc/PID/cmdline files of the processes alive
+# with --seed=SEED in an argument.  A test gives its runs a seed of their
+# own to find what outlived them.  The bracket keeps grep from finding its
+# own command line; zombies have none.
+seed_holders() {
+    grep -lzE -- "[-]-seed=$1([^0-9]|\$)" /proc/[0-9]*/cmdline 2>/dev/null
+}
+
 # json_field NAME < json: the value of "NAME" in a one-line JSON object.
 json_field() {
     sed -n "s/.*\"$1\": *\\(\"[^\"]*\"\\|[^,}]*\\).*/\\1/p" | tr -d '"'
