@@ -175,15 +175,10 @@ static mgpu_status choose_exchange(const mgpu_options *opt, int n, mgpu_exchange
     *mode = MGPU_EXCHANGE_STAGED;
     if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
         return MGPU_OK;
-    for (int a = 0; a < n; a++) {
-        for (int b = 0; b < n; b++) {
-            int can;
-            MGPU_TRY(mgpu_peer_can_access(a, b, &can));
-            if (!can)
-                return MGPU_OK;
-        }
-    }
-    *mode = MGPU_EXCHANGE_IPC;
+    int all;
+    MGPU_TRY(mgpu_peer_all(n, &all, NULL));
+    if (all)
+        *mode = MGPU_EXCHANGE_IPC;
     return MGPU_OK;
 }
 

@@ -237,6 +237,10 @@ mgpu_status mgpu_stream_query(mgpu_stream *stream, int *done);
 
 /* Whether DEVICE can read and write PEER's memory directly. */
 mgpu_status mgpu_peer_can_access(int device, int peer, int *can);
+/* Whether each of devices 0 to N-1 can reach the memory of every other:
+ * *ALL 1 or 0; where not, PAIR (unless NULL) gets the first device and
+ * peer that cannot. */
+mgpu_status mgpu_peer_all(int n, int *all, int pair[2]);
 /* Enable DEVICE's access to PEER's memory (idempotent). */
 mgpu_status mgpu_peer_enable(int device, int peer);
 /* cudaMemcpyPeer: asynchronous to the host but serialised with all work on

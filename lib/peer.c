@@ -67,6 +67,24 @@ mgpu_status mgpu_peer_can_access(int device, int peer, int *can)
     return MGPU_OK;
 }
 
+mgpu_status mgpu_peer_all(int n, int *all, int pair[2])
+{
+    *all = 1;
+    for (int a = 0; a < n; a++) {
+        for (int b = 0; b < n; b++) {
+            MGPU_TRY(mgpu_peer_can_access(a, b, all));
+            if (!*all) {
+                if (pair) {
+                    pair[0] = a;
+                    pair[1] = b;
+                }
+                return MGPU_OK;
+            }
+        }
+    }
+    return MGPU_OK;
+}
+
 mgpu_status mgpu_peer_link_get(int device, int peer, mgpu_peer_link *link)
 {
     *link = (mgpu_peer_link){-1, -1, -1};

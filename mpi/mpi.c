@@ -649,19 +649,13 @@ static mgpu_status ipc_usable(const mgpu_options *opt)
                               me.node_devices);
     /* On one node rank r drives device r mod the devices (find_place). */
     int used = me.ranks < me.node_devices ? me.ranks : me.node_devices;
-    for (int a = 0; a < used; a++) {
-        for (int b = 0; b < used; b++) {
-            int can = 1;
-            if (a != b)
-                MGPU_TRY(mgpu_peer_can_access(a, b, &can));
-            if (!can)
-                return mgpu_error_set(MGPU_ERR_USAGE,
-                                      "--exchange=ipc: device %d cannot access "
-                                      "device %d's memory (no peer access); use "
-                                      "--exchange=staged",
-                                      a, b);
-        }
-    }
+    int all, pair[2];
+    MGPU_TRY(mgpu_peer_all(used, &all, pair));
+    if (!all)
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--exchange=ipc: device %d cannot access device %d's memory (no "
+                              "peer access); use --exchange=staged",
+                              pair[0], pair[1]);
     return MGPU_OK;
 }
 

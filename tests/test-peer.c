@@ -41,6 +41,20 @@ static void test_access(void)
           "a device that does not exist is refused");
 }
 
+static void test_all(void)
+{
+    int all = -1, pair[2] = {-1, -1};
+    CHECK(mgpu_peer_all(2, &all, pair) == MGPU_OK && all == 1 && pair[0] == -1,
+          "every pair reaches the other, and no pair is named");
+    mgpu_host_peer_set(1, 0, 0);
+    CHECK(mgpu_peer_all(2, &all, pair) == MGPU_OK && all == 0 && pair[0] == 1 && pair[1] == 0,
+          "one direction missing names its device and peer: %d, %d", pair[0], pair[1]);
+    CHECK(mgpu_peer_all(1, &all, NULL) == MGPU_OK && all == 1, "one device alone reaches itself");
+    mgpu_host_peer_set(1, 0, 1);
+    CHECK(mgpu_peer_all(3, &all, pair) == MGPU_ERR_USAGE,
+          "a device that does not exist is refused");
+}
+
 static void test_copies(void)
 {
     unsigned char *a, *b, *staging, pattern[N], back[N];
@@ -78,6 +92,7 @@ int main(void)
 {
     CHECK(mgpu_init(MGPU_BACKEND_HOST, 2) == MGPU_OK, "host backend with 2 devices");
     test_access();
+    test_all();
     test_copies();
     return check_done();
 }
