@@ -143,6 +143,15 @@ bool matches(const variant &v, mgpu_kernel k, field &f)
     return differences(f.b, f.ref, static_cast<size_t>(f.pitch * f.ny)) == 0;
 }
 
+// Whether variants[V] of kernel K is T one-step launches to the bit on F; F.ref is made
+// anew at the first variant of each T (the variants come in runs of one T).
+bool checked(int v, mgpu_kernel k, field &f)
+{
+    if (v == 0 || variants[v].t != variants[v - 1].t)
+        reference(k, f, variants[v].t);
+    return matches(variants[v], k, f);
+}
+
 const char *kernel_name(mgpu_kernel k) { return k == MGPU_KERNEL_JACOBI ? "jacobi" : "pattern2d"; }
 
 int check()
@@ -154,9 +163,7 @@ int check()
         for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI}) {
             field f = field_new(g[0], g[1], 7);
             for (int v = 0; v < nvariants; v++) {
-                if (v == 0 || variants[v].t != variants[v - 1].t)
-                    reference(k, f, variants[v].t);
-                if (!matches(variants[v], k, f)) {
+                if (!checked(v, k, f)) {
                     printf("FAIL %s T=%d %s %lldx%lld\n", variants[v].name, variants[v].t,
                            kernel_name(k), g[0], g[1]);
                     failed++;
@@ -239,9 +246,7 @@ int time_grid(long long nx, long long ny)
     int failed = 0;
     for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI})
         for (int v = 0; v < nvariants; v++) {
-            if (v == 0 || variants[v].t != variants[v - 1].t)
-                reference(k, f, variants[v].t);
-            const bool same = matches(variants[v], k, f);
+            const bool same = checked(v, k, f);
             failed += !same;
             const double s = seconds_per_step(variants[v], k, f);
             printf("%-10s %2d %-10s %10.1f %10.1f %10.3f  %s\n", kernel_name(k), variants[v].t,
@@ -266,11 +271,9 @@ int time_slab(long long nx, long long ny, int parts)
     int failed = 0;
     for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI})
         for (int v = 0; v < nvariants; v++) {
-            if (v == 0 || variants[v].t != variants[v - 1].t) {
-                reference(k, whole, variants[v].t);
-                reference(k, slab, variants[v].t);
-            }
-            const bool same = matches(variants[v], k, whole) && matches(variants[v], k, slab);
+            // Both checked, so that each field's reference follows the T.
+            const bool on_whole = checked(v, k, whole), on_slab = checked(v, k, slab);
+            const bool same = on_whole && on_slab;
             failed += !same;
             const double w = seconds_per_step(variants[v], k, whole);
             const double s = seconds_per_step(variants[v], k, slab);
