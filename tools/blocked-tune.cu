@@ -16,6 +16,7 @@
 #include "../lib/kernels-blocked-cuda.cu"
 
 #include <algorithm>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,21 +288,35 @@ int time_slab(long long nx, long long ny, int parts)
 
 } // namespace tune
 
+// ARG as a whole number from LO to HI into *VALUE, or false.
+static bool number(const char *arg, long long lo, long long hi, long long *value)
+{
+    char *end;
+    errno = 0;
+    *value = strtoll(arg, &end, 10);
+    return errno == 0 && end != arg && *end == '\0' && *value >= lo && *value <= hi;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "check") == 0)
+    const long long most = 1LL << 20; // a side; 2^40 cells would not fit a GPU anyway
+    long long nx, ny, parts;
+    bool grid = argc >= 4 && number(argv[2], 3, most, &nx) && number(argv[3], 3, most, &ny);
+    if (argc == 2 && strcmp(argv[1], "check") == 0)
         return tune::check();
-    if (argc >= 4 && strcmp(argv[1], "time") == 0)
-        return tune::time_grid(atoll(argv[2]), atoll(argv[3]));
-    if (argc >= 5 && strcmp(argv[1], "slab") == 0 && atoi(argv[4]) >= 1 &&
-        (atoll(argv[3]) - 2) / atoi(argv[4]) >= 1)
-        return tune::time_slab(atoll(argv[2]), atoll(argv[3]), atoi(argv[4]));
+    if (argc == 4 && strcmp(argv[1], "time") == 0 && grid)
+        return tune::time_grid(nx, ny);
+    if (argc == 5 && strcmp(argv[1], "slab") == 0 && grid && number(argv[4], 1, ny - 2, &parts))
+        return tune::time_slab(nx, ny, static_cast<int>(parts));
     if (argc == 1) {
         int failed = tune::check();
         failed |= tune::time_grid(16384, 16384);
         failed |= tune::time_grid(32768, 32768);
         return failed;
     }
-    fprintf(stderr, "usage: blocked-tune [check | time NX NY | slab NX NY PARTS]\n");
+    fprintf(stderr,
+            "usage: blocked-tune [check | time NX NY | slab NX NY PARTS] (NX, NY: 3 to "
+            "%lld; PARTS: 1 to NY-2)\n",
+            most);
     return 2;
 }
