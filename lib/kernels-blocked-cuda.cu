@@ -24,6 +24,7 @@
 #include "config.h"
 #endif
 
+#include <atomic>
 #include <stdint.h>
 
 #include "mgpu-private.h"
@@ -58,7 +59,9 @@ template <int VEC> __device__ __forceinline__ cols<VEC> zero_cols()
 }
 
 // WARPS tiles side by side per block (blockIdx.x), one strip of output rows per blockIdx.y.
-template <mgpu_kernel K, int T, int VEC, int WARPS>
+// PREFETCH loads each input row one row ahead, so that its load is in flight while the T
+// levels of the row before are computed (a warp's loop is otherwise load, then wait).
+template <mgpu_kernel K, int T, int VEC, int WARPS, bool PREFETCH>
 __global__ void __launch_bounds__(WARPS * 32) blocked_kernel(blocked_band b)
 {
     using tile = blocked_tile<T, VEC>;
@@ -97,11 +100,20 @@ __global__ void __launch_bounds__(WARPS * 32) blocked_kernel(blocked_band b)
     for (int k = 0; k < T; k++)
         behind[k] = centre[k] = zero_cols<VEC>();
 
-    const float *p_row = b.in + lo * b.pitch;
-    for (long long p = lo; p < j1 + T; p++, p_row += b.pitch) {
-        // Past HI (a fixed bottom row) the pipeline only drains: nothing is loaded.
-        cols<VEC> fresh = outside || p >= hi ? zero_cols<VEC>()
-                                             : load_cols<VEC>(p_row, col, b.nx, whole);
+    // Input row P; past HI (a fixed bottom row) the pipeline only drains: nothing is loaded.
+    auto input_row = [&](long long p) {
+        return outside || p >= hi ? zero_cols<VEC>()
+                                  : load_cols<VEC>(b.in + p * b.pitch, col, b.nx, whole);
+    };
+    cols<VEC> ahead = PREFETCH ? input_row(lo) : zero_cols<VEC>();
+    for (long long p = lo; p < j1 + T; p++) {
+        cols<VEC> fresh;
+        if (PREFETCH) {
+            fresh = ahead;
+            ahead = input_row(p + 1);
+        } else {
+            fresh = input_row(p);
+        }
 #pragma unroll
         for (int k = 1; k <= T; k++) {
             cols<VEC> r = compute_row<K, VEC>(lane, behind[k - 1], centre[k - 1], 0.0f, fresh);
@@ -124,21 +136,56 @@ __global__ void __launch_bounds__(WARPS * 32) blocked_kernel(blocked_band b)
     }
 }
 
-// Rows per strip when the caller gives none (STRIP <= 0): about 64 blocks per
-// multiprocessor in all (several waves, so that early finishers get work), but at
-// least 8T rows, so that the 2T rows a strip reads beyond its own stay a small share.
-// tools/blocked-tune.cu times other choices.
-long long blocked_strip(long long rows, long long col_blocks, int t, int sms)
+// Rows per strip when the caller gives none: as many strips as fill whole waves of
+// RESIDENT blocks (a last wave part full leaves the device part idle), in the fewest waves
+// that keep strips to about TARGET rows, and no fewer than MIN rows.  A strip of S rows
+// reads S + 2T rows, so longer strips redo less; more waves share the work out more evenly.
+// A small band fills one wave with short strips: its time is one strip's latency.
+// tools/blocked-tune.cu times the choices (doc/kernels.md).
+long long blocked_strip(long long rows, long long col_blocks, long long resident, long long target,
+                        long long min)
 {
-    long long strip = (rows * col_blocks + 64LL * sms - 1) / (64LL * sms);
-    if (strip < 8LL * t)
-        strip = 8LL * t;
+    long long per_wave = resident / col_blocks; // strips that one wave holds
+    if (per_wave < 1)
+        per_wave = 1;
+    const long long waves = (rows + per_wave * target - 1) / (per_wave * target);
+    long long strip = (rows + waves * per_wave - 1) / (waves * per_wave);
+    if (strip < min)
+        strip = min;
     return strip < rows ? strip : rows;
 }
 
-template <mgpu_kernel K, int T, int VEC, int WARPS>
+// Blocks of KERNEL that a full wave of the current device holds, asked once a device:
+// the queries take microseconds, a launch should not.  Threads driving different devices
+// may fill the cache at once, hence atomics (0 = unknown).
+template <class F>
+cudaError_t blocked_resident(F kernel, int threads, std::atomic<int> *cache, long long *blocks)
+{
+    int dev, sms, per_sm;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err != cudaSuccess)
+        return err;
+    const bool cached = dev >= 0 && dev < MGPU_MAX_DEVICES;
+    int wave = cached ? cache[dev].load(std::memory_order_relaxed) : 0;
+    if (wave == 0) {
+        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        if (err == cudaSuccess)
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
+        if (err != cudaSuccess)
+            return err;
+        wave = sms * (per_sm > 0 ? per_sm : 1);
+        if (cached)
+            cache[dev].store(wave, std::memory_order_relaxed);
+    }
+    *blocks = wave;
+    return cudaSuccess;
+}
+
+// STRIP rows a strip, or when STRIP <= 0 the rule's strip for TARGET rows, MIN at least.
+template <mgpu_kernel K, int T, int VEC, int WARPS, bool PREFETCH>
 cudaError_t launch_blocked(const float *in, float *out, long long nx, size_t pitch, long long r0,
-                           long long r1, unsigned fixed, long long strip, cudaStream_t s)
+                           long long r1, unsigned fixed, long long strip, long long target,
+                           long long min, cudaStream_t s)
 {
     using tile = blocked_tile<T, VEC>;
     const long long tiles = (nx - 1 + tile::stride - 1) / tile::stride; // columns [0, nx-1)
@@ -146,16 +193,14 @@ cudaError_t launch_blocked(const float *in, float *out, long long nx, size_t pit
     if (col_blocks > 0x7fffffffLL)
         return cudaErrorInvalidValue;
     const long long rows = r1 - r0;
+    const auto kernel = blocked_kernel<K, T, VEC, WARPS, PREFETCH>;
     if (strip <= 0) {
-        // An attribute query is cheap (the one-step kernel caches its occupancy query,
-        // which is not).
-        int dev, sms;
-        cudaError_t err = cudaGetDevice(&dev);
-        if (err == cudaSuccess)
-            err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        static std::atomic<int> wave_cache[MGPU_MAX_DEVICES];
+        long long resident;
+        cudaError_t err = blocked_resident(kernel, WARPS * 32, wave_cache, &resident);
         if (err != cudaSuccess)
             return err;
-        strip = blocked_strip(rows, col_blocks, T, sms);
+        strip = blocked_strip(rows, col_blocks, resident, target, min);
     }
     const long long max_y = 65535;
     if ((rows + strip - 1) / strip > max_y)
@@ -163,12 +208,21 @@ cudaError_t launch_blocked(const float *in, float *out, long long nx, size_t pit
     const blocked_band b = {in, out, nx, static_cast<long long>(pitch), r0, r1, strip, fixed};
     const dim3 grid(static_cast<unsigned>(col_blocks),
                     static_cast<unsigned>((rows + strip - 1) / strip));
-    blocked_kernel<K, T, VEC, WARPS><<<grid, WARPS * 32, 0, s>>>(b);
+    kernel<<<grid, WARPS * 32, 0, s>>>(b);
     return cudaGetLastError();
 }
 
-// The library's choice: 4 warps a block; float4 columns where rows are 16-byte aligned.
-const int blocked_warps = 4;
+// The library's choice (tools/blocked-tune's measurements, doc/kernels.md): 2 warps a
+// block, rows loaded one ahead, float4 columns where rows are 16-byte aligned, and strips
+// of about 128 rows for jacobi (2T/128 of its rows redone) but 64 for pattern2d, whose
+// square roots make it bound by arithmetic, not memory: more, shorter strips balance the
+// multiprocessors' work better than fewer rows redone saves.  At least 2T rows a strip.
+const int blocked_warps = 2;
+const bool blocked_prefetch = true;
+constexpr long long blocked_target_rows(mgpu_kernel k)
+{
+    return k == MGPU_KERNEL_PATTERN2D ? 64 : 128;
+}
 
 template <mgpu_kernel K, int T>
 cudaError_t launch_blocked_aligned(const float *in, float *out, long long nx, size_t pitch,
@@ -177,8 +231,10 @@ cudaError_t launch_blocked_aligned(const float *in, float *out, long long nx, si
     const bool wide = reinterpret_cast<uintptr_t>(in) % 16 == 0 &&
                       reinterpret_cast<uintptr_t>(out) % 16 == 0 && pitch % 4 == 0;
     if (wide)
-        return launch_blocked<K, T, 4, blocked_warps>(in, out, nx, pitch, r0, r1, fixed, 0, s);
-    return launch_blocked<K, T, 1, blocked_warps>(in, out, nx, pitch, r0, r1, fixed, 0, s);
+        return launch_blocked<K, T, 4, blocked_warps, blocked_prefetch>(
+            in, out, nx, pitch, r0, r1, fixed, 0, blocked_target_rows(K), 2 * T, s);
+    return launch_blocked<K, T, 1, blocked_warps, blocked_prefetch>(
+        in, out, nx, pitch, r0, r1, fixed, 0, blocked_target_rows(K), 2 * T, s);
 }
 
 template <mgpu_kernel K>

@@ -45,27 +45,56 @@ void library_pass(mgpu_kernel k, const float *in, float *out, long long nx, long
     CK(mgpu_cuda_stencil_rows_blocked(k, in, out, nx, pitch, 1, ny - 1, T, both_fixed, 0));
 }
 
-template <int T, int WARPS, int STRIP>
+// WARPS warps a block, rows loaded one ahead or not (PF), and STRIP rows a strip, or for
+// STRIP <= 0 the library's rule with TARGET rows and at least MIN_T T rows (at least one).
+template <int T, int WARPS, bool PF, int STRIP, int TARGET = 0, int MIN_T = 0>
 void shaped_pass(mgpu_kernel k, const float *in, float *out, long long nx, long long pitch,
                  long long ny)
 {
+    const long long min = MIN_T > 0 ? MIN_T * T : 1;
     if (k == MGPU_KERNEL_PATTERN2D)
-        CK((launch_blocked<MGPU_KERNEL_PATTERN2D, T, 4, WARPS>(in, out, nx, pitch, 1, ny - 1,
-                                                               both_fixed, STRIP, 0)));
+        CK((launch_blocked<MGPU_KERNEL_PATTERN2D, T, 4, WARPS, PF>(
+            in, out, nx, pitch, 1, ny - 1, both_fixed, STRIP, TARGET, min, 0)));
     else
-        CK((launch_blocked<MGPU_KERNEL_JACOBI, T, 4, WARPS>(in, out, nx, pitch, 1, ny - 1,
-                                                            both_fixed, STRIP, 0)));
+        CK((launch_blocked<MGPU_KERNEL_JACOBI, T, 4, WARPS, PF>(
+            in, out, nx, pitch, 1, ny - 1, both_fixed, STRIP, TARGET, min, 0)));
 }
 
-// The library at each T, then shapes around it: "wN" N warps a block, "sN" N rows a strip
-// (0: the library's choice).  Add rows here to try others; T and the shape are template
-// arguments, so each row is its own compiled kernel.
+// The rule of the library before 2026-11-23, for comparison: about 64 blocks a
+// multiprocessor, at least 8T rows a strip, 4 warps a block, no prefetch.
+template <int T>
+void before_pass(mgpu_kernel k, const float *in, float *out, long long nx, long long pitch,
+                 long long ny)
+{
+    int dev, sms;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const long long stride = 32 * 4 - 2 * blocked_tile<T, 4>::margin;
+    const long long col_blocks = ((nx - 1 + stride - 1) / stride + 3) / 4, rows = ny - 2;
+    long long strip = std::max((rows * col_blocks + 64LL * sms - 1) / (64LL * sms), 8LL * T);
+    strip = std::min(strip, rows);
+    if (k == MGPU_KERNEL_PATTERN2D)
+        CK((launch_blocked<MGPU_KERNEL_PATTERN2D, T, 4, 4, false>(in, out, nx, pitch, 1, ny - 1,
+                                                                  both_fixed, strip, 0, 1, 0)));
+    else
+        CK((launch_blocked<MGPU_KERNEL_JACOBI, T, 4, 4, false>(in, out, nx, pitch, 1, ny - 1,
+                                                               both_fixed, strip, 0, 1, 0)));
+}
+
+// The library at each T, then its rule and shapes around it: "before" the former rule,
+// "rN" the rule with strips of about N rows, "m1" at least one row (else 2T), "wN" N warps
+// a block (else 4), "nopf" without the prefetch, "sN" N rows a strip.  Add rows here to
+// try others; T and the shape are template arguments, so each row is its own kernel.
 // clang-format off
 #define SHAPES(T)                                                                         \
-    {"library", T, library_pass<T>}, {"w2", T, shaped_pass<T, 2, 0>},                      \
-        {"w8", T, shaped_pass<T, 8, 0>}, {"w4 s32", T, shaped_pass<T, 4, 32>},             \
-        {"w4 s128", T, shaped_pass<T, 4, 128>}, {"w4 s512", T, shaped_pass<T, 4, 512>},   \
-        {"w2 s64", T, shaped_pass<T, 2, 64>}, {"w2 s128", T, shaped_pass<T, 2, 128>}
+    {"library", T, library_pass<T>}, {"before", T, before_pass<T>},                        \
+        {"w2 r64", T, shaped_pass<T, 2, true, 0, 64, 2>},                                 \
+        {"w2 r128", T, shaped_pass<T, 2, true, 0, 128, 2>},                               \
+        {"w2 r256", T, shaped_pass<T, 2, true, 0, 256, 2>},                               \
+        {"w4 r64", T, shaped_pass<T, 4, true, 0, 64, 2>},                                 \
+        {"w4 r128", T, shaped_pass<T, 4, true, 0, 128, 2>},                               \
+        {"w2 r128 nopf", T, shaped_pass<T, 2, false, 0, 128, 2>},                         \
+        {"w2 r128 m1", T, shaped_pass<T, 2, true, 0, 128, 0>}
 const variant variants[] = {{"one-step", 1, library_pass<1>},
                             SHAPES(2), SHAPES(3), SHAPES(4), SHAPES(5), SHAPES(6), SHAPES(8)};
 // clang-format on
@@ -242,7 +271,7 @@ int time_grid(long long nx, long long ny)
     printf("%lld x %lld: cudaMemcpy %.0f GB/s (read + written): one-step roofline %.1f "
            "Gcells/s\n",
            nx, ny, ceiling, roofline / 1e9);
-    printf("%-10s %2s %-10s %10s %10s %10s  %s\n", "kernel", "T", "variant", "us/step", "Gcells/s",
+    printf("%-10s %2s %-13s %10s %10s %10s  %s\n", "kernel", "T", "variant", "us/step", "Gcells/s",
            "x roofline", "bits");
     int failed = 0;
     for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI})
@@ -250,7 +279,7 @@ int time_grid(long long nx, long long ny)
             const bool same = checked(v, k, f);
             failed += !same;
             const double s = seconds_per_step(variants[v], k, f);
-            printf("%-10s %2d %-10s %10.1f %10.1f %10.3f  %s\n", kernel_name(k), variants[v].t,
+            printf("%-10s %2d %-13s %10.1f %10.1f %10.3f  %s\n", kernel_name(k), variants[v].t,
                    variants[v].name, s * 1e6, cells / s / 1e9, cells / s / roofline,
                    same ? "same" : "DIFFER");
         }
@@ -267,7 +296,7 @@ int time_slab(long long nx, long long ny, int parts)
     const long long slab_ny = (ny - 2 + parts - 1) / parts + 2;
     field whole = field_new(nx, ny, 11), slab = field_new(nx, slab_ny, 13);
     printf("%lld x %lld, and its slab of %d: %lld x %lld\n", nx, ny, parts, nx, slab_ny);
-    printf("%-10s %2s %-10s %12s %12s %11s  %s\n", "kernel", "T", "variant", "whole us/st",
+    printf("%-10s %2s %-13s %12s %12s %11s  %s\n", "kernel", "T", "variant", "whole us/st",
            "slab us/st", "slab/share", "bits");
     int failed = 0;
     for (mgpu_kernel k : {MGPU_KERNEL_PATTERN2D, MGPU_KERNEL_JACOBI})
@@ -278,7 +307,7 @@ int time_slab(long long nx, long long ny, int parts)
             failed += !same;
             const double w = seconds_per_step(variants[v], k, whole);
             const double s = seconds_per_step(variants[v], k, slab);
-            printf("%-10s %2d %-10s %12.1f %12.1f %11.3f  %s\n", kernel_name(k), variants[v].t,
+            printf("%-10s %2d %-13s %12.1f %12.1f %11.3f  %s\n", kernel_name(k), variants[v].t,
                    variants[v].name, w * 1e6, s * 1e6, w / parts / s, same ? "same" : "DIFFER");
         }
     field_free(whole);
