@@ -504,7 +504,11 @@ mgpu_status mgpu_stencil_compute(mgpu_stencil *stencil, int part, long long step
  * the other modes nothing.  Every begin is ended, after a failure too. */
 mgpu_status mgpu_stencil_send_begin(mgpu_stencil *stencil);
 mgpu_status mgpu_stencil_send_end(mgpu_stencil *stencil);
-/* Compute only slab rows [R0, R1) (global row numbers) on STREAM. */
+/* Compute only slab rows [R0, R1) (global row numbers) on STREAM.  With
+ * --halo=K > 1 the time block must be K: at a cycle's first step the rows
+ * advance K steps (fewer at the run's end) in one pass that reads K rows
+ * beyond them, at its other steps only the fault check runs; else
+ * MGPU_ERR_UNSUPPORTED. */
 mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *stencil, int part, long long step, long long r0,
                                       long long r1, mgpu_stream *stream);
 mgpu_status mgpu_stencil_synchronize(mgpu_stencil *stencil, int part);

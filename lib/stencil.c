@@ -930,6 +930,37 @@ static mgpu_status compute_local(mgpu_stencil *st, part *pt, long long step, lon
     return status;
 }
 
+/* Local rows [L0, L1) of part PT advanced N steps from STEP in one pass on
+ * STREAM; FIXED says which of the rows around them are the field's
+ * boundary (MGPU_ROWS_FIXED_*). */
+static mgpu_status compute_band(mgpu_stencil *st, part *pt, long long step, long long n,
+                                long long l0, long long l1, unsigned fixed, mgpu_stream *stream)
+{
+    MGPU_TRY(mgpu_fault_check(pt->slab.part, step));
+    MGPU_TRY(check_current(pt));
+    mgpu_trace_begin(MGPU_TRACE_COMPUTE, pt->slab.device, step);
+    mgpu_status status = mgpu_stencil_rows_blocked(st->desc.kernel, pt->buf[buffer_of(st, step)],
+                                                   pt->buf[buffer_of(st, step + n)], st->desc.nx,
+                                                   pt->pitch, l0, l1, (int) n, fixed, stream);
+    mgpu_trace_end();
+    return status;
+}
+
+/* The pass that starts at STEP: N steps of the rows that must still be valid
+ * after it, K-phase-N beyond the slab on each exchanged side. */
+static mgpu_status compute_pass(mgpu_stencil *st, part *pt, long long step, long long n)
+{
+    long long beyond = st->halo - step % st->halo - n;
+    long long l0 = st->halo - (pt->above >= 0 ? beyond : 0);
+    long long l1 = st->halo + pt->rows + (pt->below >= 0 ? beyond : 0);
+    unsigned fixed = (pt->above < 0 ? MGPU_ROWS_FIXED_TOP : 0) |
+                     (pt->below < 0 ? MGPU_ROWS_FIXED_BOTTOM : 0);
+    MGPU_TRY(compute_band(st, pt, step, n, l0, l1, fixed, pt->stream));
+    if (st->halo > 1 && orders_by_event(st))
+        MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
+    return MGPU_OK;
+}
+
 mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, long long r0,
                                       long long r1, mgpu_stream *stream)
 {
@@ -939,10 +970,24 @@ mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, l
                          "part %d: rows [%lld, %lld) are outside its slab "
                          "[%lld, %lld)",
                          p, r0, r1, pt->slab.row_begin, pt->slab.row_end);
-    if (st->halo != 1)
-        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "computing part of a slab: --halo must be 1");
-    long long local0 = r0 - pt->slab.row_begin + 1, local1 = r1 - pt->slab.row_begin + 1;
-    return compute_local(st, pt, step, local0, local1, NULL, NULL, stream);
+    long long local0 = r0 - pt->slab.row_begin + st->halo;
+    long long local1 = r1 - pt->slab.row_begin + st->halo;
+    if (st->halo == 1)
+        return compute_local(st, pt, step, local0, local1, NULL, NULL, stream);
+    /* Deep halos: a cycle's one pass (T = K) reads K rows beyond the band,
+     * all in the buffer; with several passes a cycle the later ones would
+     * need rows beyond the slab that only the whole slab's pass computes. */
+    if (st->block != st->halo)
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED,
+                         "computing part of a slab: --time-block must equal --halo (%d, "
+                         "not %d)",
+                         st->halo, st->block);
+    long long n = pass_steps(st, step);
+    if (n == 0)
+        return mgpu_fault_check(pt->slab.part, step);
+    unsigned fixed = (pt->above < 0 && r0 == pt->slab.row_begin ? MGPU_ROWS_FIXED_TOP : 0) |
+                     (pt->below < 0 && r1 == pt->slab.row_end ? MGPU_ROWS_FIXED_BOTTOM : 0);
+    return compute_band(st, pt, step, n, local0, local1, fixed, stream);
 }
 
 /* Where part PT's kernel of step STEP stores its edge rows (kernel_sends):
@@ -954,28 +999,6 @@ static float *halo_of_next(const mgpu_stencil *st, int neighbour, long long step
         return NULL;
     const part *to = &st->parts[neighbour];
     return row_of(st, to, step + 1, bottom ? to->rows + 1 : 0);
-}
-
-/* The pass that starts at STEP: N steps of the rows that must still be valid
- * after it, K-phase-N beyond the slab on each exchanged side. */
-static mgpu_status compute_pass(mgpu_stencil *st, part *pt, long long step, long long n)
-{
-    MGPU_TRY(mgpu_fault_check(pt->slab.part, step));
-    MGPU_TRY(check_current(pt));
-    long long beyond = st->halo - step % st->halo - n;
-    long long l0 = st->halo - (pt->above >= 0 ? beyond : 0);
-    long long l1 = st->halo + pt->rows + (pt->below >= 0 ? beyond : 0);
-    unsigned fixed = (pt->above < 0 ? MGPU_ROWS_FIXED_TOP : 0) |
-                     (pt->below < 0 ? MGPU_ROWS_FIXED_BOTTOM : 0);
-    mgpu_trace_begin(MGPU_TRACE_COMPUTE, pt->slab.device, step);
-    mgpu_status status = mgpu_stencil_rows_blocked(st->desc.kernel, pt->buf[buffer_of(st, step)],
-                                                   pt->buf[buffer_of(st, step + n)], st->desc.nx,
-                                                   pt->pitch, l0, l1, (int) n, fixed, pt->stream);
-    mgpu_trace_end();
-    MGPU_TRY(status);
-    if (st->halo > 1 && orders_by_event(st))
-        MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
-    return MGPU_OK;
 }
 
 mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)

@@ -32,7 +32,16 @@
  * interior of step t is done, and the sends fly meanwhile.
  *
  * --overlap=off issues the same work without the overlap: one stream per
- * part, which waits for both halos, computes every row and then sends. */
+ * part, which waits for both halos, computes every row and then sends.
+ *
+ * Deep halos (--halo=K, one pass of K steps a cycle) are the same step with
+ * bands of K rows for rows and cycles for steps: U computes the first K
+ * rows, K steps in one pass, and sends them as one block into the above
+ * part's K halo rows; D the last K; C the rows between.  Every band's pass
+ * reads K rows beyond it, which lie in the same neighbours as the one row
+ * does at K = 1 when a part has 3K rows or more (streams.c asks for that),
+ * so the waits are the ones above, once a cycle; the steps between only
+ * check for an injected fault. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -107,6 +116,7 @@ mgpu_status streams_domain_create(streams_domain *dom, const mgpu_options *opt, 
     dom->mode = mgpu_stencil_exchange_mode(dom->st);
     dom->overlap = overlap;
     dom->deep = opt->halo > 1;
+    dom->halo = opt->halo;
     for (int p = 0; p < nparts; p++)
         MGPU_TRY(create_part(dom, p));
     return mgpu_event_create(slab_of(dom, 0)->device, 0, &dom->fork);
@@ -141,46 +151,49 @@ void streams_domain_destroy(streams_domain *dom)
     memset(dom, 0, sizeof *dom);
 }
 
-/* Copy row ROW of part FROM's buffer B into halo HALO of part TO's buffer B,
- * on STREAM of FROM's device, the current one. */
-static mgpu_status copy_row(const streams_domain *dom, int from, mgpu_row row, int to,
-                            mgpu_row halo, int b, mgpu_stream *stream)
+/* Copy the block of ROW (the row, or its K rows) of part FROM's buffer B
+ * into the block HALO of part TO's buffer B, on STREAM of FROM's device, the
+ * current one. */
+static mgpu_status copy_block(const streams_domain *dom, int from, mgpu_row row, int to,
+                              mgpu_row halo, int b, mgpu_stream *stream)
 {
-    const float *src = mgpu_stencil_row(dom->st, from, b, row);
-    float *dst = mgpu_stencil_row(dom->st, to, b, halo);
+    const long long at = (long long) b * dom->halo; /* a step whose field is in buffer B */
+    const float *src = mgpu_stencil_block(dom->st, from, at, row);
+    float *dst = mgpu_stencil_block(dom->st, to, at, halo);
     int src_dev = slab_of(dom, from)->device, dst_dev = slab_of(dom, to)->device;
-    size_t bytes = (size_t) dom->nx * sizeof(float);
+    size_t bytes = mgpu_stencil_block_bytes(dom->st);
     switch (dom->mode) {
     case MGPU_EXCHANGE_PEER:
         /* Waits for all work on both devices, and all their later work for
          * it: what the book's table 11.1 measures against the next mode. */
         return mgpu_copy_peer(dst, dst_dev, src, src_dev, bytes);
     case MGPU_EXCHANGE_DIRECT:
-        return mgpu_copy_row_kernel(dst, src, dom->nx, stream);
+        return mgpu_copy_row_kernel(dst, src, (long long) (bytes / sizeof(float)), stream);
     default:
         return mgpu_copy_peer_async(dst, dst_dev, src, src_dev, bytes, stream);
     }
 }
 
-/* copy_row in a range inside its step's (streams_step); the range's payload
+/* copy_block in a range inside its step's (streams_step); the range's payload
  * is B, the parity of the buffer written, all that is known here. */
-static mgpu_status send_row(const streams_domain *dom, int from, mgpu_row row, int to,
-                            mgpu_row halo, int b, mgpu_stream *stream)
+static mgpu_status send_block(const streams_domain *dom, int from, mgpu_row row, int to,
+                              mgpu_row halo, int b, mgpu_stream *stream)
 {
     mgpu_trace_begin(MGPU_TRACE_SEND, slab_of(dom, from)->device, b);
-    mgpu_status status = copy_row(dom, from, row, to, halo, b, stream);
+    mgpu_status status = copy_block(dom, from, row, to, halo, b, stream);
     mgpu_trace_end();
     return status;
 }
 
-/* Part P's first row of buffer B into the above part's bottom halo, its last
- * row into the below part's top halo, each announced by its event. */
+/* Part P's first row (K rows) of buffer B into the above part's bottom
+ * halo, its last into the below part's top halo, each announced by its
+ * event. */
 static mgpu_status send_up(streams_domain *dom, int p, int b, mgpu_stream *stream)
 {
     int above = mgpu_stencil_above(dom->st, p);
     if (above < 0)
         return MGPU_OK;
-    MGPU_TRY(send_row(dom, p, MGPU_ROW_FIRST, above, MGPU_ROW_HALO_BOTTOM, b, stream));
+    MGPU_TRY(send_block(dom, p, MGPU_ROW_FIRST, above, MGPU_ROW_HALO_BOTTOM, b, stream));
     return mgpu_event_record(dom->part[p].sent_up[b], stream);
 }
 
@@ -189,13 +202,13 @@ static mgpu_status send_down(streams_domain *dom, int p, int b, mgpu_stream *str
     int below = mgpu_stencil_below(dom->st, p);
     if (below < 0)
         return MGPU_OK;
-    MGPU_TRY(send_row(dom, p, MGPU_ROW_LAST, below, MGPU_ROW_HALO_TOP, b, stream));
+    MGPU_TRY(send_block(dom, p, MGPU_ROW_LAST, below, MGPU_ROW_HALO_TOP, b, stream));
     return mgpu_event_record(dom->part[p].sent_down[b], stream);
 }
 
 mgpu_status streams_mark(streams_domain *dom, long long step, int send)
 {
-    int b = (int) (step & 1);
+    int b = mgpu_stencil_exchange_parity(dom->st, step);
     for (int p = 0; p < dom->nparts; p++) {
         streams_part *pt = &dom->part[p];
         mgpu_stream *up = up_stream(dom, pt), *down = down_stream(dom, pt);
@@ -223,24 +236,29 @@ static mgpu_status rows(streams_domain *dom, int p, long long step, long long r0
     return mgpu_stencil_compute_rows(dom->st, p, step, r0, r1, stream);
 }
 
-/* The overlapped step of part P: see the top of this file for every wait. */
+/* The overlapped step of part P: see the top of this file for every wait.
+ * B and W are the parities of the buffers read and written, which with deep
+ * halos alternate once a cycle. */
 static mgpu_status step_overlapped(streams_domain *dom, int p, long long step, int compute)
 {
-    int b = (int) (step & 1), w = 1 - b;
+    if (!mgpu_stencil_exchanges_at(dom->st, step)) /* inside a cycle: its pass is issued */
+        return compute ? mgpu_stencil_compute(dom->st, p, step) : MGPU_OK;
+    int b = mgpu_stencil_exchange_parity(dom->st, step), w = 1 - b;
     streams_part *pt = &dom->part[p], *above = above_of(dom, p), *below = below_of(dom, p);
     const mgpu_slab *s = slab_of(dom, p);
     long long n = s->row_end - s->row_begin, first = s->row_begin, last = s->row_end - 1;
+    const long long k = dom->halo; /* rows a band; below 3K rows only K = 1 comes here */
 
     /* U: the first row, then at once to the part above. */
     if (above)
         MGPU_TRY(mgpu_stream_wait_event(pt->up, above->sent_down[b]));
-    if (n >= 3)
+    if (n >= 3 * k)
         MGPU_TRY(mgpu_stream_wait_event(pt->up, pt->interior_done[b]));
     else if (n == 2)
         MGPU_TRY(mgpu_stream_wait_event(pt->up, pt->bottom_done[b]));
     else if (below)
         MGPU_TRY(mgpu_stream_wait_event(pt->up, below->sent_up[b]));
-    MGPU_TRY(rows(dom, p, step, first, first + 1, compute, pt->up));
+    MGPU_TRY(rows(dom, p, step, first, first + k, compute, pt->up));
     MGPU_TRY(mgpu_event_record(pt->top_done[w], pt->up));
     MGPU_TRY(send_up(dom, p, w, pt->up));
 
@@ -249,8 +267,9 @@ static mgpu_status step_overlapped(streams_domain *dom, int p, long long step, i
     if (n >= 2) {
         if (below)
             MGPU_TRY(mgpu_stream_wait_event(pt->down, below->sent_up[b]));
-        MGPU_TRY(mgpu_stream_wait_event(pt->down, n >= 3 ? pt->interior_done[b] : pt->top_done[b]));
-        MGPU_TRY(rows(dom, p, step, last, last + 1, compute, pt->down));
+        MGPU_TRY(
+            mgpu_stream_wait_event(pt->down, n >= 3 * k ? pt->interior_done[b] : pt->top_done[b]));
+        MGPU_TRY(rows(dom, p, step, last + 1 - k, last + 1, compute, pt->down));
         MGPU_TRY(mgpu_event_record(pt->bottom_done[w], pt->down));
     } else if (below) {
         MGPU_TRY(mgpu_stream_wait_event(pt->down, pt->top_done[w]));
@@ -259,10 +278,10 @@ static mgpu_status step_overlapped(streams_domain *dom, int p, long long step, i
 
     /* C: the rows between, once the edge rows they read are computed; it
      * never waits for a send. */
-    if (n >= 3) {
+    if (n >= 3 * k) {
         MGPU_TRY(mgpu_stream_wait_event(pt->interior, pt->top_done[b]));
         MGPU_TRY(mgpu_stream_wait_event(pt->interior, pt->bottom_done[b]));
-        MGPU_TRY(rows(dom, p, step, first + 1, last, compute, pt->interior));
+        MGPU_TRY(rows(dom, p, step, first + k, last + 1 - k, compute, pt->interior));
         MGPU_TRY(mgpu_event_record(pt->interior_done[w], pt->interior));
     }
     return MGPU_OK;
@@ -373,16 +392,15 @@ mgpu_status streams_synchronize(streams_domain *dom)
     return MGPU_OK;
 }
 
-/* Deep halos, and mode nccl: the stencil domain's steps, as one thread
- * issues them in mgpu-single (every part sends, then every part receives
- * and computes); in modes peer-async and direct nothing waits on the host,
- * the streams order themselves through the domain's events, and in mode
- * nccl every part's transfers of a step go out as one group on the parts'
- * streams.  The edge-row streams and events are for one-row halos moved by
- * copies and stay idle. */
+/* Deep halos without the overlap, and mode nccl: the stencil domain's
+ * steps, as one thread issues them in mgpu-single (every part sends, then
+ * every part receives and computes); in modes peer-async and direct nothing
+ * waits on the host, the streams order themselves through the domain's
+ * events, and in mode nccl every part's transfers of a step go out as one
+ * group on the parts' streams.  The edge-row streams and events stay idle. */
 static bool domain_steps(const streams_domain *dom)
 {
-    return dom->deep || dom->mode == MGPU_EXCHANGE_NCCL;
+    return (dom->deep && !dom->overlap) || dom->mode == MGPU_EXCHANGE_NCCL;
 }
 
 static mgpu_status send_all(streams_domain *dom, long long step)

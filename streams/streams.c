@@ -89,9 +89,26 @@ static const mgpu_program program = {
 
 /* ------------------------------------------------- checking the request */
 
+/* Why deep halos cannot overlap on NDEVICES (NULL: they can): overlap.c
+ * computes a part's first and last K rows apart from the rest, each band in
+ * one pass of K steps, so it needs --time-block=K and 3K rows a part. */
+static const char *deep_overlap_refused(const mgpu_options *opt, int ndevices)
+{
+    if (opt->halo == 1)
+        return NULL;
+    if (mgpu_time_block_resolve(opt->time_block, opt->halo) != opt->halo)
+        return "a time block below --halo";
+    /* mgpu_decompose's thinnest part, its last (too few rows for the devices
+     * is the domain's error to report). */
+    long long thinnest = ndevices > 0 ? (opt->ny - 2) / ndevices : 0;
+    if (thinnest >= 1 && thinnest < 3LL * opt->halo)
+        return "a part of fewer than 3K rows";
+    return NULL;
+}
+
 /* What the options mean together, and what the backend can do; the
  * backend is known only here, after mgpu_main has chosen it. */
-static mgpu_status check_request(const streams_options *o, const mgpu_options *opt)
+static mgpu_status check_request(const streams_options *o, const mgpu_options *opt, int ndevices)
 {
     const char *mode = o->graph ? "--graph" : o->pipeline ? "--pipeline" : "--monitor";
     if (opt->halo > 1 && (o->graph || o->pipeline || o->monitor))
@@ -99,10 +116,14 @@ static mgpu_status check_request(const streams_options *o, const mgpu_options *o
                               "--halo: %s exchanges one row a step (accepted "
                               "with %s: --halo=1)",
                               mode, mode);
-    if (opt->halo > 1 && o->overlap == STREAMS_OVERLAP_ON)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--halo: --overlap=on exchanges one row a step "
-                                              "(accepted with --halo above 1: --overlap=off or "
-                                              "auto)");
+    const char *refused = deep_overlap_refused(opt, ndevices);
+    if (o->overlap == STREAMS_OVERLAP_ON && refused)
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--halo: --overlap=on computes each device's first and last K "
+                              "rows in one pass of K steps, not with %s (accepted with "
+                              "--halo above 1: --time-block=K and 3K rows a device, or "
+                              "--overlap=off or auto)",
+                              refused);
     if (opt->halo > 1 && o->compare_exchange)
         return mgpu_error_set(MGPU_ERR_USAGE, "--halo: --compare-exchange times one-row "
                                               "halos by cudaMemcpyPeer and "
@@ -229,9 +250,9 @@ static mgpu_status compare(const streams_options *o, streams_domain *dom, const 
         mgpu_record_set_number(rec, "time_nograph_s", other_s);
         mgpu_record_set_number(rec, "host_us_per_step_nograph", other_host_s / steps * 1e6);
         mgpu_record_set_number(rec, "graph_gain", other_s / time_s);
-    } else if (run->opt->halo == 1 && dom->mode != MGPU_EXCHANGE_NCCL) {
-        /* With deep halos, or NCCL's, the stencil domain steps, overlap or
-         * not: there is no other variant to time. */
+    } else if (!deep_overlap_refused(run->opt, dom->nparts) && dom->mode != MGPU_EXCHANGE_NCCL) {
+        /* With NCCL, or deep halos that cannot overlap, the stencil domain
+         * steps, overlap or not: there is no other variant to time. */
         dom->overlap = !dom->overlap;
         mgpu_status status = time_variant(dom, run, dom->overlap ? "overlap on" : "overlap off", 1,
                                           &other_s, &other_host_s);
@@ -279,8 +300,8 @@ static mgpu_status overlapped(const streams_options *o, mgpu_run *run)
         MGPU_TRY(mgpu_decompose(run->opt->ny, run->ndevices, slabs));
         long long cells = (slabs[0].row_end - slabs[0].row_begin) * run->opt->nx;
         long long least = o->graph ? OVERLAP_MIN_CELLS_GRAPH : OVERLAP_MIN_CELLS;
-        overlap = run->ndevices > 1 && cells >= least && run->opt->halo == 1 &&
-                  mode != MGPU_EXCHANGE_NCCL;
+        overlap = run->ndevices > 1 && cells >= least &&
+                  !deep_overlap_refused(run->opt, run->ndevices) && mode != MGPU_EXCHANGE_NCCL;
     }
     streams_domain dom;
     mgpu_graph *graph = NULL;
@@ -299,7 +320,7 @@ static mgpu_status overlapped(const streams_options *o, mgpu_run *run)
 static mgpu_status streams_strategy(void *ctx, mgpu_run *run)
 {
     const streams_options *o = ctx;
-    MGPU_TRY(check_request(o, run->opt));
+    MGPU_TRY(check_request(o, run->opt, run->ndevices));
     if (o->pipeline)
         return streams_pipeline(o, run);
     if (o->monitor)

@@ -32,8 +32,9 @@ typedef struct streams_options {
  * records the w events, and waits for the 1-w ones of the step before. */
 typedef struct streams_part {
     mgpu_stream *interior;        /* the stencil's stream: the interior rows */
-    mgpu_stream *up, *down;       /* high priority: the first and the last row,
-                                     each computed and sent on its own stream */
+    mgpu_stream *up, *down;       /* high priority: the first and the last row
+                                     (K rows), each computed and sent on its own
+                                     stream */
     mgpu_event *top_done[2];      /* the first row is computed */
     mgpu_event *bottom_done[2];   /* the last row is computed */
     mgpu_event *interior_done[2]; /* the rows between are computed */
@@ -49,8 +50,10 @@ typedef struct streams_domain {
     mgpu_exchange mode;    /* how edge rows travel: peer, peer-async or direct;
                               nccl: the stencil domain's steps, as with deep */
     int overlap;           /* 0: one stream per part, compute then send */
-    int deep;              /* --halo > 1: the stencil domain's own exchange (send,
-                              recv, compute), which moves K rows every K steps */
+    int deep;              /* --halo > 1: without the overlap, the stencil domain's
+                              own exchange (send, recv, compute), which moves K
+                              rows every K steps */
+    int halo;              /* K: rows a band of the overlapped step, steps a cycle */
     mgpu_event *fork;      /* on the origin, part 0's interior stream */
     long long graph_steps; /* --graph: the steps one replay runs (even) */
     streams_part part[MGPU_MAX_DEVICES];

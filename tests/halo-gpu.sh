@@ -99,6 +99,35 @@ on_devices() {
                     --ny=4096 --steps=45
             ;;
         esac
+        # mgpu-streams --overlap=on: each device's edge bands of K rows on
+        # their own streams, sent while the rows between compute; on an odd
+        # grid, and N devices against one in repeats long enough for a
+        # missing wait to show.
+        case $p in
+        streams/*)
+            for halo in 2 3 4; do
+                for exchange in $modes; do
+                    kernel=pattern2d
+                    [ $((turn % 2)) -eq 1 ] && kernel=jacobi
+                    turn=$((turn + 1))
+                    check_run "$p: cuda vs cpu, --overlap=on K=$halo, $exchange, $devices devices, $kernel" \
+                        "$prog" $common --verify=cpu --exchange=$exchange --devices=$devices \
+                        --kernel=$kernel --overlap=on --halo=$halo --time-block=$halo \
+                        --nx=1001 --ny=$((53 + devices)) --steps=11
+                done
+            done
+            if [ "$devices" -gt 1 ]; then
+                for halo in 2 4; do
+                    for exchange in peer-async direct; do
+                        check_run "$p: N vs 1 device, --overlap=on K=$halo, $exchange, $devices devices, 4096 x 4096, repeats" \
+                            "$prog" --backend=cuda --repeat=3 --warmup=1 --verify=device \
+                            --overlap=on --exchange=$exchange --devices=$devices --halo=$halo \
+                            --time-block=$halo --nx=4096 --ny=4096 --steps=23
+                    done
+                done
+            fi
+            ;;
+        esac
         check_run "$p: N vs 1 device, K=4 T=4, $devices devices, 4099 x 2051" \
             $prefix "$prog" $common --verify=device --devices=$devices --halo=4 --time-block=4 \
             --nx=4099 --ny=2051 --steps=21
