@@ -7,7 +7,9 @@
  * never waits for a device until the run ends.  --overlap=off issues one
  * kernel a step instead, which in mode direct sends the edge rows as it
  * computes them; auto, the default, overlaps where a device's share is large
- * enough to pay for it.  Each run measures the other setting too, so that
+ * enough to pay for it.  With --halo=K the same holds a cycle at a time,
+ * for bands of K rows, where the cycle is one pass (--time-block=K) and each
+ * device has 3K rows.  Each run measures the other setting too, so that
  * the gain is measured in one run.  --graph replays the steps from a CUDA graph
  * (graph.c), --pipeline streams a field held in host memory through the
  * devices in chunks (pipeline-run.c), and --monitor runs all steps in one
@@ -46,7 +48,8 @@ static const mgpu_extra_option extra[] = {
     {"overlap",
      "on: send the edge rows while the interior rows compute; off: one kernel a "
      "step, which in mode direct also sends them; auto: on where there is more "
-     "than one device and each has 32Mi cells or more (2Mi with --graph)",
+     "than one device and each has 32Mi cells or more (2Mi with --graph); with "
+     "--halo=K, bands of K rows, given --time-block=K and 3K rows a device",
      overlap_names, 0, 2, 0, &options.overlap, "on"},
     {"graph",
      "capture up to 32 steps of every device into a CUDA graph once, then replay "
