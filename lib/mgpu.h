@@ -507,7 +507,9 @@ mgpu_status mgpu_stencil_send_end(mgpu_stencil *stencil);
 /* Compute only slab rows [R0, R1) (global row numbers) on STREAM.  With
  * --halo=K > 1 the time block must be K: at a cycle's first step the rows
  * advance K steps (fewer at the run's end) in one pass that reads K rows
- * beyond them, at its other steps only the fault check runs; else
+ * beyond them, at its other steps only the fault check runs; a band
+ * nearer a fixed boundary of the field than that pass reaches (N-1 rows for
+ * N steps), but not at it, and any other time block are
  * MGPU_ERR_UNSUPPORTED. */
 mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *stencil, int part, long long step, long long r0,
                                       long long r1, mgpu_stream *stream);

@@ -985,8 +985,18 @@ mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, l
     long long n = pass_steps(st, step);
     if (n == 0)
         return mgpu_fault_check(pt->slab.part, step);
-    unsigned fixed = (pt->above < 0 && r0 == pt->slab.row_begin ? MGPU_ROWS_FIXED_TOP : 0) |
-                     (pt->below < 0 && r1 == pt->slab.row_end ? MGPU_ROWS_FIXED_BOTTOM : 0);
+    /* On a side that is the field's fixed boundary a band starts at the
+     * boundary (the kernel keeps that row) or far enough from it that its
+     * pass neither reads above the row nor computes it: N-1 rows. */
+    long long top_gap = r0 - pt->slab.row_begin, bottom_gap = pt->slab.row_end - r1;
+    if ((pt->above < 0 && top_gap > 0 && top_gap < n - 1) ||
+        (pt->below < 0 && bottom_gap > 0 && bottom_gap < n - 1))
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED,
+                         "part %d: rows [%lld, %lld) end nearer the field's fixed boundary than "
+                         "the %lld rows a pass of %lld steps reaches",
+                         p, r0, r1, n - 1, n);
+    unsigned fixed = (pt->above < 0 && top_gap == 0 ? MGPU_ROWS_FIXED_TOP : 0) |
+                     (pt->below < 0 && bottom_gap == 0 ? MGPU_ROWS_FIXED_BOTTOM : 0);
     return compute_band(st, pt, step, n, local0, local1, fixed, stream);
 }
 

@@ -126,6 +126,68 @@ static long long mismatches_after(mgpu_kernel kernel, enum skip skip)
     return bad;
 }
 
+/* Deep halos, K = T = 3, one part (pattern2d: both sides are the field's
+ * fixed boundary), the slab computed as two bands that meet at row SPLIT:
+ * the cells that differ from the CPU reference, or -1 when a band is
+ * refused (*STATUS says why). */
+static long long deep_bands_mismatches(long long split, int time_block, mgpu_status *status)
+{
+    const long long nx = 17, ny = 14, steps = 3;
+    mgpu_stencil_desc desc = {.nx = nx,
+                              .ny = ny,
+                              .kernel = MGPU_KERNEL_PATTERN2D,
+                              .exchange = MGPU_EXCHANGE_PEER,
+                              .seed = 5,
+                              .nparts = 1,
+                              .halo = 3,
+                              .time_block = time_block,
+                              .steps = steps};
+    mgpu_stencil *st;
+    float *field = malloc(sizeof(float) * nx * ny), *ref = malloc(sizeof(float) * nx * ny);
+    long long bad = -1;
+    *status = field && ref ? mgpu_stencil_create(&st, &desc) : MGPU_ERR_NOMEM;
+    if (*status != MGPU_OK) {
+        free(field);
+        free(ref);
+        return -1;
+    }
+    mgpu_device_set(0);
+    mgpu_stencil_reset(st, 0);
+    const mgpu_slab *slab = mgpu_stencil_slab(st, 0);
+    mgpu_stream *stream = mgpu_stencil_stream(st, 0);
+    for (long long step = 0; step < steps && *status == MGPU_OK; step++) {
+        *status = mgpu_stencil_compute_rows(st, 0, step, slab->row_begin, split, stream);
+        if (*status == MGPU_OK)
+            *status = mgpu_stencil_compute_rows(st, 0, step, split, slab->row_end, stream);
+    }
+    if (*status == MGPU_OK) {
+        double err;
+        mgpu_stencil_gather_all(st, steps, field);
+        mgpu_reference_run(ref, MGPU_KERNEL_PATTERN2D, nx, ny, steps, 5);
+        mgpu_field_compare(field, ref, nx, ny, 0.0, &err, &bad);
+    }
+    mgpu_stencil_destroy(st);
+    free(field);
+    free(ref);
+    return bad;
+}
+
+static void test_deep_bands(void)
+{
+    mgpu_status status;
+    /* Rows 1..12; a pass of 3 steps reaches 2 rows beyond a band. */
+    CHECK(deep_bands_mismatches(4, 3, &status) == 0 && status == MGPU_OK,
+          "deep bands: K = T = 3, bands [1, 4) and [4, 13) equal the CPU reference");
+    CHECK(deep_bands_mismatches(11, 3, &status) == 0 && status == MGPU_OK,
+          "deep bands: bands [1, 11) and [11, 13), 2 rows from the bottom, equal it");
+    CHECK(deep_bands_mismatches(2, 3, &status) == -1 && status == MGPU_ERR_UNSUPPORTED,
+          "deep bands: a band 1 row from the fixed top is refused, not computed wrong");
+    CHECK(deep_bands_mismatches(12, 3, &status) == -1 && status == MGPU_ERR_UNSUPPORTED,
+          "deep bands: a band 1 row from the fixed bottom is refused");
+    CHECK(deep_bands_mismatches(4, 1, &status) == -1 && status == MGPU_ERR_UNSUPPORTED,
+          "deep bands: a time block below --halo is refused");
+}
+
 int main(void)
 {
     test_initial();
@@ -142,5 +204,6 @@ int main(void)
         CHECK(mismatches_after(kernel, SKIP_EXCHANGE) > 0,
               "%s: halos no exchange filled are caught", name);
     }
+    test_deep_bands();
     return check_done();
 }
