@@ -49,7 +49,7 @@ static const mgpu_extra_option extra[] = {
      "on: send the edge rows while the interior rows compute; off: one kernel a "
      "step, which in mode direct also sends them; auto: on where there is more "
      "than one device and each has 32Mi cells or more (2Mi with --graph); with "
-     "--halo=K, bands of K rows, given --time-block=K and 3K rows a device",
+     "--halo=K, bands of K rows, given K <= 8, --time-block=K and 3K rows a device",
      overlap_names, 0, 2, 0, &options.overlap, "on"},
     {"graph",
      "capture up to 32 steps of every device into a CUDA graph once, then replay "
@@ -99,6 +99,8 @@ static const char *deep_overlap_refused(const mgpu_options *opt, int ndevices)
 {
     if (opt->halo == 1)
         return NULL;
+    if (opt->halo > MGPU_TIME_BLOCK_MAX)
+        return "a halo deeper than the longest pass";
     if (mgpu_time_block_resolve(opt->time_block, opt->halo) != opt->halo)
         return "a time block below --halo";
     /* mgpu_decompose's thinnest part, its last (too few rows for the devices
@@ -124,9 +126,9 @@ static mgpu_status check_request(const streams_options *o, const mgpu_options *o
         return mgpu_error_set(MGPU_ERR_USAGE,
                               "--halo: --overlap=on computes each device's first and last K "
                               "rows in one pass of K steps, not with %s (accepted with "
-                              "--halo above 1: --time-block=K and 3K rows a device, or "
-                              "--overlap=off or auto)",
-                              refused);
+                              "--halo above 1: --halo up to %d with --time-block=K and 3K "
+                              "rows a device, or --overlap=off or auto)",
+                              refused, MGPU_TIME_BLOCK_MAX);
     if (opt->halo > 1 && o->compare_exchange)
         return mgpu_error_set(MGPU_ERR_USAGE, "--halo: --compare-exchange times one-row "
                                               "halos by cudaMemcpyPeer and "
