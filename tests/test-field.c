@@ -82,21 +82,45 @@ static void test_compare(void)
     CHECK(bad == 1 && isinf(err), "compare: a NaN cell (never written) fails");
 }
 
+/* A small domain of NX x NY on NPARTS host parts, peer copies. */
+static mgpu_stencil_desc small_desc(mgpu_kernel kernel, long long nx, long long ny, int nparts)
+{
+    return (mgpu_stencil_desc){.nx = nx,
+                               .ny = ny,
+                               .kernel = kernel,
+                               .exchange = MGPU_EXCHANGE_PEER,
+                               .seed = 3,
+                               .nparts = nparts};
+}
+
+/* The cells of ST's field after STEPS steps that differ from the CPU
+ * reference of DESC (-1: no host memory to compare them). */
+static long long reference_mismatches(mgpu_stencil *st, const mgpu_stencil_desc *desc,
+                                      long long steps)
+{
+    const long long nx = desc->nx, ny = desc->ny;
+    float *field = malloc(sizeof(float) * nx * ny), *ref = malloc(sizeof(float) * nx * ny);
+    long long bad = -1;
+    if (field && ref) {
+        double err;
+        mgpu_stencil_gather_all(st, steps, field);
+        mgpu_reference_run(ref, desc->kernel, nx, ny, steps, desc->seed);
+        mgpu_field_compare(field, ref, nx, ny, 0.0, &err, &bad);
+    }
+    free(field);
+    free(ref);
+    return bad;
+}
+
 /* Run STEPS steps on two host parts, skipping what SKIP says, and count the
  * cells that differ from the CPU reference. */
 enum skip { SKIP_NOTHING, SKIP_A_ROW, SKIP_EXCHANGE };
 static long long mismatches_after(mgpu_kernel kernel, enum skip skip)
 {
-    const long long nx = 19, ny = 11, steps = 3;
-    mgpu_stencil_desc desc = {.nx = nx,
-                              .ny = ny,
-                              .kernel = kernel,
-                              .exchange = MGPU_EXCHANGE_PEER,
-                              .seed = 3,
-                              .nparts = 2};
+    const long long steps = 3;
+    mgpu_stencil_desc desc = small_desc(kernel, 19, 11, 2);
     mgpu_stencil *st;
-    float *field = malloc(sizeof(float) * nx * ny), *ref = malloc(sizeof(float) * nx * ny);
-    if (!field || !ref || mgpu_stencil_create(&st, &desc) != MGPU_OK)
+    if (mgpu_stencil_create(&st, &desc) != MGPU_OK)
         return -1;
     for (int p = 0; p < 2; p++)
         mgpu_stencil_reset(st, p);
@@ -115,42 +139,25 @@ static long long mismatches_after(mgpu_kernel kernel, enum skip skip)
                                       mgpu_stencil_stream(st, p));
         }
     }
-    mgpu_stencil_gather_all(st, steps, field);
-    mgpu_reference_run(ref, kernel, nx, ny, steps, 3);
-    double err;
-    long long bad;
-    mgpu_field_compare(field, ref, nx, ny, 0.0, &err, &bad);
+    long long bad = reference_mismatches(st, &desc, steps);
     mgpu_stencil_destroy(st);
-    free(field);
-    free(ref);
     return bad;
 }
 
-/* Deep halos, K = T = 3, one part (pattern2d: both sides are the field's
- * fixed boundary), the slab computed as two bands that meet at row SPLIT:
- * the cells that differ from the CPU reference, or -1 when a band is
+/* Deep halos, K = 3 and TIME_BLOCK, one part (pattern2d: both sides are the
+ * field's fixed boundary), the slab computed as two bands that meet at row
+ * SPLIT: the cells that differ from the CPU reference, or -1 when a band is
  * refused (*STATUS says why). */
 static long long deep_bands_mismatches(long long split, int time_block, mgpu_status *status)
 {
-    const long long nx = 17, ny = 14, steps = 3;
-    mgpu_stencil_desc desc = {.nx = nx,
-                              .ny = ny,
-                              .kernel = MGPU_KERNEL_PATTERN2D,
-                              .exchange = MGPU_EXCHANGE_PEER,
-                              .seed = 5,
-                              .nparts = 1,
-                              .halo = 3,
-                              .time_block = time_block,
-                              .steps = steps};
+    const long long steps = 3;
+    mgpu_stencil_desc desc = small_desc(MGPU_KERNEL_PATTERN2D, 17, 14, 1);
+    desc.halo = 3;
+    desc.time_block = time_block;
+    desc.steps = steps;
     mgpu_stencil *st;
-    float *field = malloc(sizeof(float) * nx * ny), *ref = malloc(sizeof(float) * nx * ny);
-    long long bad = -1;
-    *status = field && ref ? mgpu_stencil_create(&st, &desc) : MGPU_ERR_NOMEM;
-    if (*status != MGPU_OK) {
-        free(field);
-        free(ref);
+    if ((*status = mgpu_stencil_create(&st, &desc)) != MGPU_OK)
         return -1;
-    }
     mgpu_device_set(0);
     mgpu_stencil_reset(st, 0);
     const mgpu_slab *slab = mgpu_stencil_slab(st, 0);
@@ -160,15 +167,8 @@ static long long deep_bands_mismatches(long long split, int time_block, mgpu_sta
         if (*status == MGPU_OK)
             *status = mgpu_stencil_compute_rows(st, 0, step, split, slab->row_end, stream);
     }
-    if (*status == MGPU_OK) {
-        double err;
-        mgpu_stencil_gather_all(st, steps, field);
-        mgpu_reference_run(ref, MGPU_KERNEL_PATTERN2D, nx, ny, steps, 5);
-        mgpu_field_compare(field, ref, nx, ny, 0.0, &err, &bad);
-    }
+    long long bad = *status == MGPU_OK ? reference_mismatches(st, &desc, steps) : -1;
     mgpu_stencil_destroy(st);
-    free(field);
-    free(ref);
     return bad;
 }
 
