@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "mgpu-private.h"
+#include "resident-wave.cuh"
 #include "stencil-warp.cuh"
 
 namespace {
@@ -155,32 +156,6 @@ long long blocked_strip(long long rows, long long col_blocks, long long resident
     return strip < rows ? strip : rows;
 }
 
-// Blocks of KERNEL that a full wave of the current device holds, asked once a device:
-// the queries take microseconds, a launch should not.  Threads driving different devices
-// may fill the cache at once, hence atomics (0 = unknown).
-template <class F>
-cudaError_t blocked_resident(F kernel, int threads, std::atomic<int> *cache, long long *blocks)
-{
-    int dev, sms, per_sm;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err != cudaSuccess)
-        return err;
-    const bool cached = dev >= 0 && dev < MGPU_MAX_DEVICES;
-    int wave = cached ? cache[dev].load(std::memory_order_relaxed) : 0;
-    if (wave == 0) {
-        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-        if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
-        if (err != cudaSuccess)
-            return err;
-        wave = sms * (per_sm > 0 ? per_sm : 1);
-        if (cached)
-            cache[dev].store(wave, std::memory_order_relaxed);
-    }
-    *blocks = wave;
-    return cudaSuccess;
-}
-
 // STRIP rows a strip, or when STRIP <= 0 the rule's strip for TARGET rows, MIN at least.
 template <mgpu_kernel K, int T, int VEC, int WARPS, bool PREFETCH>
 cudaError_t launch_blocked(const float *in, float *out, long long nx, size_t pitch, long long r0,
@@ -197,7 +172,7 @@ cudaError_t launch_blocked(const float *in, float *out, long long nx, size_t pit
     if (strip <= 0) {
         static std::atomic<int> wave_cache[MGPU_MAX_DEVICES];
         long long resident;
-        cudaError_t err = blocked_resident(kernel, WARPS * 32, wave_cache, &resident);
+        cudaError_t err = resident_wave(kernel, WARPS * 32, wave_cache, &resident);
         if (err != cudaSuccess)
             return err;
         strip = blocked_strip(rows, col_blocks, resident, target, min);

@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "mgpu-private.h"
+#include "resident-wave.cuh"
 #include "stencil-cell.cuh"
 #include "stencil-warp.cuh"
 
@@ -154,41 +155,14 @@ __global__ void copy_row_kernel(float *__restrict__ dst, const float *__restrict
 
 // ------------------------------------------------------------- launch shapes
 
-// Multiprocessor count and resident stencil blocks per multiprocessor of each device,
-// asked once: the attribute queries take microseconds, a launch should not.  Threads
-// driving different devices may fill the cache at once, hence atomics (0 = unknown).
-std::atomic<int> sm_count_cache[MGPU_MAX_DEVICES];
-std::atomic<int> blocks_per_sm_cache[MGPU_MAX_DEVICES];
-
-// Blocks of stencil_block_max threads that a full wave of the current device holds.
-cudaError_t resident_blocks(int *blocks)
+// Blocks of stencil_block_max threads that a full wave of the current device holds.  The
+// variants differ little in registers; the pattern2d float4 one, the most used, stands
+// for all.
+std::atomic<int> stencil_wave_cache[MGPU_MAX_DEVICES];
+cudaError_t resident_blocks(long long *blocks)
 {
-    int dev;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err != cudaSuccess)
-        return err;
-    const bool cached = dev >= 0 && dev < MGPU_MAX_DEVICES;
-    int sms = cached ? sm_count_cache[dev].load(std::memory_order_relaxed) : 0;
-    int per_sm = cached ? blocks_per_sm_cache[dev].load(std::memory_order_relaxed) : 0;
-    if (sms == 0 || per_sm == 0) {
-        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-        if (err != cudaSuccess)
-            return err;
-        // The variants differ little in registers; the pattern2d float4 one, the most
-        // used, stands for all.
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, stencil_kernel<MGPU_KERNEL_PATTERN2D, 4, false>, stencil_block_max, 0);
-        if (err != cudaSuccess)
-            return err;
-        if (per_sm < 1)
-            per_sm = 1;
-        if (cached) {
-            sm_count_cache[dev].store(sms, std::memory_order_relaxed);
-            blocks_per_sm_cache[dev].store(per_sm, std::memory_order_relaxed);
-        }
-    }
-    *blocks = sms * per_sm;
-    return cudaSuccess;
+    return resident_wave(stencil_kernel<MGPU_KERNEL_PATTERN2D, 4, false>, stencil_block_max,
+                         stencil_wave_cache, blocks);
 }
 
 template <mgpu_kernel K, int VEC>
@@ -206,7 +180,7 @@ cudaError_t launch_stencil(const float *in, float *out, long long nx, size_t pit
 
     if (col_blocks > 0x7fffffffLL)
         return cudaErrorInvalidValue; // wider than a grid can be
-    int wave;
+    long long wave;
     cudaError_t err = resident_blocks(&wave);
     if (err != cudaSuccess)
         return err;
