@@ -112,10 +112,8 @@ mgpu_status streams_domain_create(streams_domain *dom, const mgpu_options *opt, 
     desc.exchange = mode;
     MGPU_TRY(mgpu_stencil_create(&dom->st, &desc));
     dom->nparts = nparts;
-    dom->nx = opt->nx;
     dom->mode = mgpu_stencil_exchange_mode(dom->st);
     dom->overlap = overlap;
-    dom->deep = opt->halo > 1;
     dom->halo = opt->halo;
     for (int p = 0; p < nparts; p++)
         MGPU_TRY(create_part(dom, p));
@@ -400,7 +398,7 @@ mgpu_status streams_synchronize(streams_domain *dom)
  * group on the parts' streams.  The edge-row streams and events stay idle. */
 static bool domain_steps(const streams_domain *dom)
 {
-    return (dom->deep && !dom->overlap) || dom->mode == MGPU_EXCHANGE_NCCL;
+    return (dom->halo > 1 && !dom->overlap) || dom->mode == MGPU_EXCHANGE_NCCL;
 }
 
 static mgpu_status send_all(streams_domain *dom, long long step)

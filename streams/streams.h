@@ -46,14 +46,14 @@ typedef struct streams_part {
 typedef struct streams_domain {
     mgpu_stencil *st;
     int nparts;
-    long long nx;
     mgpu_exchange mode;    /* how edge rows travel: peer, peer-async or direct;
-                              nccl: the stencil domain's steps, as with deep */
+                              nccl: the stencil domain's steps, as with deep
+                              halos without the overlap */
     int overlap;           /* 0: one stream per part, compute then send */
-    int deep;              /* --halo > 1: without the overlap, the stencil domain's
-                              own exchange (send, recv, compute), which moves K
-                              rows every K steps */
-    int halo;              /* K: rows a band of the overlapped step, steps a cycle */
+    int halo;              /* K: rows a band of the overlapped step, steps a cycle;
+                              above 1 without the overlap, the stencil domain's own
+                              exchange (send, recv, compute) moves K rows every K
+                              steps */
     mgpu_event *fork;      /* on the origin, part 0's interior stream */
     long long graph_steps; /* --graph: the steps one replay runs (even) */
     streams_part part[MGPU_MAX_DEVICES];
