@@ -2,19 +2,21 @@
 # gpu-session.sh - the GPU work of a session in few calls: build with the
 # README's commands, run the GPU tests on 2 GPUs and on all of them, and
 # the benchmarks recorded in BENCHMARKS.md.  Logs and results go to $OUT (or
-# ./gpu-out).  STAGES picks what runs (default: build gpu2-a gpu2-b gpu2-c;
-# the others: check2 checkall gpu-a gpu-b gpu-c kernels tune blocked p2p
-# compare streams mpi big peerdiag).  Run from the source tree.  The GPU
-# scripts run one at a time (their lock), so the GPU tests come in three
-# thirds of about the same length, each one device call: gpu2-* on 2 GPUs,
-# gpu-* on all.
+# ./gpu-out).  STAGES picks what runs (default: build quick, the quick GPU
+# tier that every GPU change runs; the others: quick2 check2 checkall
+# gpu2-a gpu2-b gpu2-c gpu-a gpu-b gpu-c kernels tune blocked p2p compare
+# streams mpi big peerdiag).  Run from the source tree.  quick is `make
+# check-gpu' on all the GPUs, quick2 on the first two.  The full GPU tests
+# (the GPU scripts run one at a time: their lock) come in three thirds of
+# about the same length, each one device call: gpu2-* on 2 GPUs, gpu-* on
+# all.
 # The host tests are CI's; check2 and checkall run the whole suite, which
 # on a machine of many cores slows the host tests beside the GPU scripts
 # past their time limits (BENCHMARKS.md section 12).
 set -u
 out=${OUT:-./gpu-out}
 mkdir -p "$out"
-stages=${STAGES:-build gpu2-a gpu2-b gpu2-c}
+stages=${STAGES:-build quick}
 log() { echo "== $(date +%T) $*" | tee -a "$out/summary.txt"; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=false
 export NCCL_NVLS_ENABLE=0
@@ -27,15 +29,18 @@ log "$ngpu GPUs: $(sed -n 2p "$out/gpus.csv")"
 # The device counts the multi-GPU stages run: 2 and all, once each.
 counts=$( [ "$ngpu" -gt 2 ] && echo "2 $ngpu" || echo 2)
 
-# make check, its summary and the failing cases into the summary.
-check() { # NAME [make args...]
-    name=$1
-    shift
-    log "make check ($name)"
+# make TARGET (check or check-gpu), how long it took, its summary and the
+# failing cases into the summary.
+check() { # NAME TARGET [make args...]
+    name=$1 target=$2
+    shift 2
+    log "make $target ($name)"
+    started=$(date +%s)
     # A limit under the device call's, so that the logs of an unfinished
     # suite still come back (each test's log says how long each run took).
-    timeout "${CHECK_LIMIT:-540}" make -j16 check "$@" >"check-$name.log" 2>&1
-    echo "make check exit $? (124: stopped after ${CHECK_LIMIT:-540} s)" | tee -a "$out/summary.txt"
+    timeout "${CHECK_LIMIT:-540}" make -j16 "$target" "$@" >"check-$name.log" 2>&1
+    echo "make $target exit $? in $(($(date +%s) - started)) s (124: stopped after" \
+        "${CHECK_LIMIT:-540} s)" | tee -a "$out/summary.txt"
     grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)|^(FAIL|ERROR|SKIP):' "check-$name.log" |
         tee -a "$out/summary.txt"
     for f in tests/*.log; do
@@ -51,8 +56,8 @@ gpu_check() {
     name=$1
     shift
     case $name in
-    gpu2-*) CUDA_VISIBLE_DEVICES=0,1 check "$name" TESTS="$*" ;;
-    *) check "$name" TESTS="$*" ;;
+    gpu2-*) CUDA_VISIBLE_DEVICES=0,1 check "$name" check TESTS="$*" ;;
+    *) check "$name" check TESTS="$*" ;;
     esac
 }
 
@@ -68,8 +73,10 @@ for stage in $stages; do
         (./bootstrap && ./configure --with-cuda-arch=sm_90 && make -j32) >"$out/build.log" 2>&1 ||
             { tail -30 "$out/build.log"; exit 1; }
         ;;
-    check2) CUDA_VISIBLE_DEVICES=0,1 check 2gpus ;;
-    checkall) check "${ngpu}gpus" ;;
+    quick) check "quick-${ngpu}gpus" check-gpu ;;
+    quick2) CUDA_VISIBLE_DEVICES=0,1 check quick-2gpus check-gpu ;;
+    check2) CUDA_VISIBLE_DEVICES=0,1 check 2gpus check ;;
+    checkall) check "${ngpu}gpus" check ;;
     # The GPU tests in thirds: the unit tests and the in-process strategies;
     # the deep-halo matrix of the in-process strategies, copies and NCCL;
     # the processes (fork starts 2N+1 CUDA processes a run, mpi N+1).

@@ -14,7 +14,7 @@ require_gpus "$prog"
 common="--backend=cuda --repeat=1 --warmup=0"
 
 # on_devices DEVICES: every run on DEVICES devices; the device counts run at
-# once (for_each_device_count in lib.sh).
+# once (run_at_once in lib.sh).
 on_devices() {
     devices=$1
     modes="staged ipc"
@@ -64,7 +64,7 @@ on_devices() {
             --nx=257 --ny=129 --steps=10 --repeat=3 --warmup=2 --baseline
     done
 }
-for_each_device_count on_devices
+run_at_once on_devices
 
 # A worker that fails on its device: exit 1 naming the device and the step,
 # within seconds (CUDA's start in every worker included), no process left.

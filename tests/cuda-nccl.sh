@@ -31,7 +31,7 @@ $streams, $fork,"
 runs="--backend=cuda --exchange=nccl --repeat=2 --warmup=1"
 
 # on_devices DEVICES: every run on DEVICES devices; the device counts run at
-# once (for_each_device_count in lib.sh).  The grids take turns; each slab
+# once (run_at_once in lib.sh).  The grids take turns; each slab
 # of a --halo=4 grid holds 4 rows or more, and ny-2 leaves the slabs uneven.
 on_devices() {
     devices=$1
@@ -65,7 +65,7 @@ on_devices() {
         fi
     done
 }
-for_each_device_count on_devices
+run_at_once on_devices
 
 # The record names the transport that ran.
 for prog in $single $fork; do

@@ -22,25 +22,6 @@ gpus=$(printf '%s\n' "$probe" | json_field backend_reason | sed 's/ .*//')
 echo "# $gpus GPU(s)"
 gpu_lock
 
-# py DESCRIPTION FILE CODE: CODE raises nothing; DATA is FILE's JSON.
-py() {
-    if [ -z "$PYTHON3" ]; then
-        echo "ok $((tap_count += 1)) - $1 # SKIP python3 not found"
-        return
-    fi
-    if "$PYTHON3" - "$2" >"$tmp.py" 2>&1 <<EOF
-import json, sys
-DATA = json.load(open(sys.argv[1]))
-$3
-EOF
-    then
-        tap 0 "$1"
-    else
-        tap 1 "$1"
-        sed 's/^/# /' "$tmp.py"
-    fi
-}
-
 run_limited "$p2p" --backend=cuda --bytes=64M --sizes=4K:64M --repeat=3 --format=json \
     >"$tmp.json" 2>"$tmp.err"
 code=$?

@@ -20,7 +20,7 @@ common="--backend=cuda --repeat=1 --warmup=0"
 cpu="$common --verify=cpu"
 
 # on_devices DEVICES: every run on DEVICES devices; the device counts run at
-# once (for_each_device_count in lib.sh), sharing the GPUs.
+# once (run_at_once in lib.sh), sharing the GPUs.
 on_devices() {
     devices=$1
     small=$((devices + 2))
@@ -57,7 +57,7 @@ on_devices() {
     done
 }
 counts=$(printf '%s\n' 1 2 "$gpus" | awk -v n="$gpus" '$1 <= n && !seen[$1]++')
-for_each_device_count on_devices $counts
+run_at_once on_devices $counts
 
 # The exchanges alone were timed: the record has a positive exchange_s.
 out=$(run_limited "$prog" $common --verify=none --devices="$gpus" --kernel=jacobi --nx=1024 \

@@ -11,7 +11,7 @@ require_gpus "$prog"
 common="--backend=cuda --repeat=1 --warmup=0"
 
 # on_devices DEVICES: every run on DEVICES devices; the device counts run at
-# once (for_each_device_count in lib.sh).
+# once (run_at_once in lib.sh).
 on_devices() {
     devices=$1
     for exchange in peer peer-async staged direct mapped; do
@@ -44,6 +44,6 @@ on_devices() {
         done
     done
 }
-for_each_device_count on_devices
+run_at_once on_devices
 echo "1..$tap_count"
 [ "$tap_failed" -eq 0 ]

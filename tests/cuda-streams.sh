@@ -18,7 +18,7 @@ common="--backend=cuda --repeat=1 --warmup=0"
 cpu="$common --verify=cpu"
 
 # on_devices DEVICES: every run on DEVICES devices; the device counts (1, 2
-# and all) run at once (for_each_device_count in lib.sh).
+# and all) run at once (run_at_once in lib.sh).
 on_devices() {
     devices=$1
     for kernel in pattern2d jacobi; do
@@ -64,7 +64,7 @@ on_devices() {
     done
 }
 counts=$(printf '%s\n' 1 2 "$gpus" | awk -v n="$gpus" '$1 <= n && !seen[$1]++')
-for_each_device_count on_devices $counts
+run_at_once on_devices $counts
 
 # A field of 4096 x 4098 floats (64 MiB) through 16 MiB of device memory.
 out=$(run_limited "$prog" $cpu --pipeline --device-memory=16M --devices=1 --nx=4096 \

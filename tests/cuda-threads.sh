@@ -26,7 +26,7 @@ count() {
 }
 
 # on_devices DEVICES: every run on DEVICES devices; the device counts run at
-# once (for_each_device_count in lib.sh).  The grids take turns across the
+# once (run_at_once in lib.sh).  The grids take turns across the
 # device counts as when they ran one after the other: DEVICES starts at the
 # turn that the counts before it left, one turn per exchange, strategy and
 # kernel.
@@ -78,6 +78,6 @@ on_devices() {
             --steps=9
     fi
 }
-for_each_device_count on_devices
+run_at_once on_devices
 echo "1..$tap_count"
 [ "$tap_failed" -eq 0 ]

@@ -147,6 +147,6 @@ on_devices() {
         done
     done
 }
-for_each_device_count on_devices
+run_at_once on_devices
 echo "1..$tap_count"
 [ "$tap_failed" -eq 0 ]

@@ -51,10 +51,32 @@ json_field() {
     sed -n "s/.*\"$1\": *\\(\"[^\"]*\"\\|[^,}]*\\).*/\\1/p" | tr -d '"'
 }
 
+# py DESCRIPTION FILE CODE: one TAP line, ok when the Python CODE raises
+# nothing; DATA is FILE's JSON.  Without python3 the line is a skip.
+py() {
+    if [ -z "$PYTHON3" ]; then
+        echo "ok $((tap_count += 1)) - $1 # SKIP python3 not found"
+        return
+    fi
+    py_err=${TMPDIR:-/tmp}/mgpu-test-py.$$.$tap_count
+    if "$PYTHON3" - "$2" >"$py_err" 2>&1 <<EOF
+import json, sys
+DATA = json.load(open(sys.argv[1]))
+$3
+EOF
+    then
+        tap 0 "$1"
+    else
+        tap 1 "$1"
+        sed 's/^/# /' "$py_err"
+    fi
+    rm -f "$py_err"
+}
+
 # check_run DESCRIPTION PROGRAM ARGS...: the program exits 0 and its JSON
 # record says verified, with max_error 0 (bit-identical to the reference).
 # The program's stderr goes to $check_err, a file of its own in each job of
-# for_each_device_count ($$ is the same in every job).
+# run_at_once ($$ is the same in every job).
 check_run() {
     desc=$1
     shift
@@ -75,10 +97,11 @@ check_run() {
     rm -f "$err_file"
 }
 
-# for_each_device_count FUNCTION [COUNT...]: "FUNCTION COUNT" for each device
-# count (default 1 to $gpus), all at once, one background job each; their
-# TAP lines come out in device-count order as if they had run one after
-# the other.
+# run_at_once FUNCTION [WORD...]: "FUNCTION WORD" for each word (default:
+# the device counts 1 to $gpus), all at once, one background job each;
+# their TAP lines come out in WORD order as if they had run one after the
+# other.  The GPU scripts give it device counts, the quick tier
+# (gpu-quick.sh) its groups of cases.
 #
 # The GPU tests spend most of their time starting processes and CUDA, and
 # they check bit-exact results, not timings, so the device counts may share
@@ -91,8 +114,8 @@ check_run() {
 # Each job is a subshell with tap_count and tap_failed from 0, its own
 # $check_err, and its stdout and stderr in files of its own; nothing it
 # sets reaches the caller or the other jobs, so FUNCTION takes all it needs
-# from its argument and the caller's variables.  Each job's program runs still have their
-# time limit ($limit, run_limited).  In COUNT order, as each job ends, its
+# from its argument and the caller's variables.  Each job's program runs
+# still have their time limit ($limit, run_limited).  In WORD order, as each job ends, its
 # "ok N" and "not ok N" lines are renumbered on from the caller's tap_count,
 # its other lines ("# ...") pass through unchanged, its stderr follows on
 # stderr, and the caller's tap_count and tap_failed count its results; a job
@@ -100,7 +123,7 @@ check_run() {
 # While it runs it holds the INT, TERM and HUP traps (not EXIT, which the
 # scripts use): they stop the jobs, remove the files and exit; a program
 # run already started still ends within its time limit.
-for_each_device_count() {
+run_at_once() {
     fedc_func=$1
     shift
     if [ $# -eq 0 ]; then
@@ -111,7 +134,7 @@ for_each_device_count() {
         done
     fi
     if ! fedc_dir=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-tap.XXXXXX"); then
-        tap 1 "for_each_device_count $fedc_func: mktemp -d failed"
+        tap 1 "run_at_once $fedc_func: mktemp -d failed"
         return
     fi
     fedc_pids=
@@ -150,7 +173,7 @@ for_each_device_count() {
     rm -rf "$fedc_dir"
 }
 
-# fedc_stop STATUS: for_each_device_count interrupted: stop its jobs, remove
+# fedc_stop STATUS: run_at_once interrupted: stop its jobs, remove
 # its files, exit STATUS.
 fedc_stop() {
     [ -z "$fedc_pids" ] || kill $fedc_pids 2>/dev/null
