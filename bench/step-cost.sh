@@ -5,7 +5,8 @@
 # step.  Usage, from the build tree:
 #   bench/step-cost.sh [SIZES] [DEVICES]      (default: 1024 2048 4096 8192 16384, 2)
 # PEER=DIR: a checkout of multi-gpu-programming-models; its jacobi variants
-# are built (nvcc, sm_90) and run at the same sizes with -nccheck 100.
+# are built (nvcc, sm_90) and run at the same sizes with -nccheck 100
+# (multi_threaded_p2p_opt: -nccheck 1, the only one it takes).
 # Records go to $OUT/stepcost.jsonl (or ./gpu-out), one JSON object a line,
 # the table to stdout.
 set -u
@@ -58,9 +59,13 @@ if [ -n "${PEER:-}" ]; then
         for v in multi_threaded_copy multi_threaded_copy_overlap multi_threaded_p2p \
             multi_threaded_p2p_opt; do
             [ -x "$out/peer-$v" ] || continue
+            # multi_threaded_p2p_opt takes no other -nccheck than 1 (it
+            # says "Only nccheck = 1 is supported" and runs nothing).
+            nccheck=100
+            [ "$v" = multi_threaded_p2p_opt ] && nccheck=1
             echo "== $v $n $s" >>"$out/peer.txt"
             CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((devices - 1))) \
-                "$out/peer-$v" -nx "$n" -ny "$n" -niter "$s" -nccheck 100 -csv \
+                "$out/peer-$v" -nx "$n" -ny "$n" -niter "$s" -nccheck $nccheck -csv \
                 >>"$out/peer.txt" 2>&1
         done
     done
