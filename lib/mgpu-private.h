@@ -135,7 +135,7 @@ mgpu_status mgpu_memcpy_2d_async(void *dst, size_t dpitch_bytes, const void *src
 mgpu_event *mgpu_stencil_fork_event(const mgpu_stencil *st);
 /* Record again on part PART's stream the events that other parts' steps
  * wait for, where its stream joins a capture and after the capture
- * (lib/stencil.c says why). */
+ * (lib/exchange.c says why). */
 mgpu_status mgpu_stencil_record_waited(mgpu_stencil *st, int part);
 mgpu_event *mgpu_stencil_join_event(const mgpu_stencil *st, int part);
 /* Its halo rows a side (--halo): graphs take only 1. */

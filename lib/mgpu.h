@@ -384,7 +384,7 @@ mgpu_status mgpu_decompose(long long ny, int nparts, mgpu_slab *slabs);
  * MGPU_EXCHANGE_MAP). */
 enum {
     MGPU_BY_IN_PROCESS = 1 << 0, /* mgpu-single, -pthread, -openmp: the stencil
-                                    domain's modes (lib/stencil.c) */
+                                    domain's modes (lib/exchange.c) */
     MGPU_BY_STREAMS = 1 << 1,    /* mgpu-streams */
     MGPU_BY_PERSISTENT = 1 << 2, /* mgpu-persistent */
     MGPU_BY_FORK = 1 << 3,       /* mgpu-fork */

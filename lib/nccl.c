@@ -2,7 +2,7 @@
  * communicator per part (rank = part) in one process or several, the
  * transfers of a part's halos grouped on its stream, waiting for them with
  * an eye on NCCL's asynchronous errors, and aborting what waits for a peer
- * that failed.  The stencil domain (stencil.c) decides what moves where.
+ * that failed.  The halo exchange (exchange.c) decides what moves where.
  *
  * The communicators are blocking ones (ncclConfig_t.blocking = 1): a
  * nonblocking communicator's ncclGroupEnd hands every group to a thread it

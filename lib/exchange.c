@@ -1,0 +1,533 @@
+/* exchange.c - the halo exchange between the stencil domain's parts, one
+ * pair of functions (send, recv) per mode (book 11.3, 3.4): peer,
+ * peer-async, direct, staged, mapped and nccl.  A strategy calls
+ * mgpu_stencil_send for every part, meets its own synchronisation (a
+ * barrier, or none where events order the streams), then mgpu_stencil_recv.
+ *
+ * The exchange pushes: each part sends its first interior rows to the part
+ * above (into that part's bottom halo) and its last interior rows to the
+ * part below (into its top halo).  The field before step t lives in buffer
+ * t % 2, so a send for step t never touches a buffer that step t-1 reads.
+ *
+ * In mode direct the step's own kernel does the pushing: computing step t, it
+ * stores its first and last rows also into the neighbours' halos of buffer
+ * (t+1) % 2, through peer pointers, and the send of step t+1 only records
+ * the event the neighbours wait for.  A step is then one kernel, one event
+ * and a wait per neighbour, as in NVIDIA's multi_threaded_p2p.  The orders
+ * that makes safe:
+ *  - read after write: a neighbour's step t+1 reads the halo that this
+ *    part's step t wrote; its stream waits (recv) for the event this part
+ *    records at its send of step t+1, after the kernel of step t;
+ *  - write after read: this part's step t writes the neighbour's halo of
+ *    buffer (t+1) % 2, which the neighbour's step t-1 read; this part's
+ *    stream waited (recv of step t) for the neighbour's send of step t,
+ *    recorded after that step t-1.
+ * Where no kernel of the step before delivered them (step 0, whose halos
+ * mgpu_stencil_reset poisons, or a run of exchanges alone), the send pushes
+ * the rows with a copy kernel as before.
+ *
+ * Deep halos (--halo=K, stencil.c) move K rows every K steps.  One more
+ * order then matters in modes peer-async and direct, whose sender writes
+ * into the receiver's halo: the receiver's passes inside the last cycle
+ * also wrote and read halo rows of that buffer, so the sender first waits
+ * for the receiver's event COMPUTED, recorded after each of its passes.
+ * The passes that touch those rows were issued before the barrier of the
+ * step before the exchange, hence before the send, so the wait sees them;
+ * the last pass of a cycle, which may be issued after, touches no halo
+ * row.  That barrier is essential: a strategy that drops the barriers of
+ * the steps that exchange nothing must keep those of the step before an
+ * exchange and of the exchange itself.
+ *
+ * Mode nccl needs none of those orders from outside: a part's send issues
+ * its whole exchange on its own stream, ncclSend of its edge blocks and
+ * ncclRecv into its halo blocks, one NCCL group, and NCCL matches each
+ * transfer with the neighbour's.  The receive writes the halos after this
+ * part's earlier passes (its own stream) and the transfer reads the edge
+ * rows before its later ones, so neither buffers nor events are needed, nor
+ * neighbours in this process: each part is rank PART of one communicator,
+ * wherever the other ranks live.  Two sends to one neighbour (two parts of a
+ * periodic grid, or one part its own neighbour) are matched with its
+ * receives in the order posted: first towards the part above (the first
+ * block into its bottom halo), then towards the part below; a receiver
+ * posts the bottom halo (from below) before the top one (from above). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "stencil-part.h"
+#include "trace.h"
+
+/* Every pair of devices that exchanges halos, checked for peer access. */
+static mgpu_status all_pairs_have_peer(const mgpu_stencil *st, bool *all)
+{
+    *all = true;
+    for (int p = 0; p < st->desc.nparts; p++) {
+        const part *pt = &st->parts[p];
+        int targets[2] = {pt->above, pt->below};
+        for (int k = 0; k < 2; k++) {
+            if (targets[k] < 0)
+                continue;
+            int can;
+            MGPU_TRY(
+                mgpu_peer_can_access(pt->slab.device, st->parts[targets[k]].slab.device, &can));
+            if (!can)
+                *all = false;
+        }
+    }
+    return MGPU_OK;
+}
+
+static mgpu_status enable_peers(const mgpu_stencil *st, bool required)
+{
+    for (int p = st->first; p < st->first + st->count; p++) {
+        const part *pt = &st->parts[p];
+        int targets[2] = {pt->above, pt->below};
+        for (int k = 0; k < 2; k++) {
+            if (targets[k] < 0)
+                continue;
+            int dev = pt->slab.device, peer = st->parts[targets[k]].slab.device, can;
+            MGPU_TRY(mgpu_peer_can_access(dev, peer, &can));
+            if (can) {
+                MGPU_TRY(mgpu_peer_enable(dev, peer));
+            } else if (required) {
+                return mgpu_fail(MGPU_ERR_USAGE,
+                                 "--exchange=%s: device %d cannot access device %d's memory "
+                                 "(no peer access); use peer, peer-async, staged or mapped",
+                                 mgpu_exchange_name(st->mode), dev, peer);
+            }
+        }
+    }
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_exchange_resolve(mgpu_stencil *st)
+{
+    st->mode = st->desc.exchange;
+    if (st->mode == MGPU_EXCHANGE_AUTO) {
+        bool all;
+        MGPU_TRY(all_pairs_have_peer(st, &all));
+        st->mode = all ? MGPU_EXCHANGE_PEER_ASYNC : MGPU_EXCHANGE_STAGED;
+    }
+    switch (st->mode) {
+    case MGPU_EXCHANGE_PEER:
+    case MGPU_EXCHANGE_PEER_ASYNC:
+        return enable_peers(st, false); /* faster where possible, not needed */
+    case MGPU_EXCHANGE_DIRECT:
+        return enable_peers(st, true); /* the kernel writes peer memory */
+    case MGPU_EXCHANGE_STAGED:
+    case MGPU_EXCHANGE_MAPPED:
+    case MGPU_EXCHANGE_IPC:
+    case MGPU_EXCHANGE_MPI:
+        return MGPU_OK; /* the last two belong to the strategies */
+    case MGPU_EXCHANGE_NCCL:
+        return mgpu_nccl_check(); /* a build with NCCL, the cuda backend */
+    default:
+        return mgpu_fail(MGPU_ERR_USAGE, "--exchange: unknown mode %d", (int) st->mode);
+    }
+}
+
+static mgpu_status nccl_exchange(mgpu_stencil *st, part *pt, long long step);
+
+/* nccl: join the communicator, a rank per local part, with the id given or,
+ * where this process holds every part, one made here; then connect every
+ * pair of neighbours.  A first transfer between two ranks sets up their
+ * connection, which takes milliseconds and waits for the peer: here it is
+ * in no run's time, and one thread may issue a step's transfers of several
+ * parts without any of them waiting on the host. */
+mgpu_status mgpu_exchange_nccl_join(mgpu_stencil *st, const mgpu_nccl_id *given)
+{
+    mgpu_nccl_id made;
+    if (!given && st->count != st->desc.nparts)
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "--exchange=nccl: this process holds parts [%d, %d) "
+                         "of %d, and no communicator id was given (the "
+                         "stencil's nccl_id)",
+                         st->first, st->first + st->count, st->desc.nparts);
+    if (!given) {
+        MGPU_TRY(mgpu_nccl_id_create(&made));
+        given = &made;
+    }
+    int devices[MGPU_MAX_DEVICES];
+    mgpu_nccl_comm *comms[MGPU_MAX_DEVICES];
+    for (int i = 0; i < st->count; i++)
+        devices[i] = st->parts[st->first + i].slab.device;
+    MGPU_TRY(mgpu_nccl_comms_create(given, st->desc.nparts, st->first, st->count, devices, comms));
+    for (int i = 0; i < st->count; i++)
+        st->parts[st->first + i].comm = comms[i];
+    /* The edge rows go out before any reset wrote them: zeros, not memory
+     * that was never written (compute-sanitizer's initcheck). */
+    const mgpu_row edges[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
+    for (int p = st->first; p < st->first + st->count; p++)
+        for (int e = 0; e < 2; e++)
+            MGPU_TRY(mgpu_memset(st->parts[p].slab.device, mgpu_stencil_block(st, p, 0, edges[e]),
+                                 0, block_bytes(st, &st->parts[p])));
+    int previous;
+    MGPU_TRY(mgpu_device_get(&previous));
+    MGPU_TRY(mgpu_nccl_group_begin());
+    mgpu_status status = MGPU_OK;
+    for (int p = st->first; p < st->first + st->count && status == MGPU_OK; p++) {
+        status = mgpu_device_set(st->parts[p].slab.device);
+        if (status == MGPU_OK)
+            status = nccl_exchange(st, &st->parts[p], 0);
+    }
+    mgpu_status ended = mgpu_nccl_group_end();
+    if (status == MGPU_OK)
+        status = ended;
+    for (int p = st->first; p < st->first + st->count && status == MGPU_OK; p++)
+        status = mgpu_nccl_wait(st->parts[p].comm, st->parts[p].stream);
+    if (status == MGPU_OK)
+        status = mgpu_device_set(previous);
+    return status;
+}
+
+/* Free the communicators, aborting them all when a part's stream is still
+ * busy (after a failure its transfers may wait for a part that never sends;
+ * in one process the communicators wait for each other, so all go). */
+void mgpu_exchange_nccl_leave(mgpu_stencil *st)
+{
+    bool busy = false;
+    for (int p = st->first; p < st->first + st->count; p++) {
+        part *pt = &st->parts[p];
+        int done = 1;
+        if (pt->comm && (mgpu_stream_query(pt->stream, &done) != MGPU_OK || !done))
+            busy = true;
+    }
+    for (int p = st->first; p < st->first + st->count; p++) {
+        mgpu_nccl_comm_free(st->parts[p].comm, busy);
+        st->parts[p].comm = NULL;
+    }
+}
+
+void mgpu_stencil_abort(mgpu_stencil *st)
+{
+    if (!st)
+        return;
+    for (int p = st->first; p < st->first + st->count; p++) {
+        mgpu_nccl_comm_free(st->parts[p].comm, true);
+        st->parts[p].comm = NULL;
+    }
+}
+
+/* ------------------------------------------------ where an exchange goes */
+
+/* One block an exchange pushes: K rows of the sender into a neighbour's
+ * halo. */
+typedef struct push {
+    const float *from;
+    float *to;
+    int to_device;
+} push;
+
+/* The pushes of PT's exchange at STEP, in the order they are issued: its
+ * first K rows into the bottom halo of the part above, its last K rows into
+ * the top halo of the part below, where those parts exist. */
+static int pushes_of(mgpu_stencil *st, const part *pt, long long step, push to[2])
+{
+    const int neighbour[2] = {pt->above, pt->below};
+    const mgpu_row from_row[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
+    const mgpu_row to_row[2] = {MGPU_ROW_HALO_BOTTOM, MGPU_ROW_HALO_TOP};
+    int n = 0;
+    for (int side = 0; side < 2; side++) {
+        if (neighbour[side] < 0)
+            continue;
+        const part *dst = &st->parts[neighbour[side]];
+        to[n].from = row_of(st, pt, step, local_row_of(st, pt, from_row[side], true));
+        to[n].to = row_of(st, dst, step, local_row_of(st, dst, to_row[side], true));
+        to[n].to_device = dst->slab.device;
+        n++;
+    }
+    return n;
+}
+
+/* Edge block E of PT (0: its first K rows, 1: its last K) in the host
+ * memory EDGES of modes staged and mapped. */
+static float *edge_slot(const mgpu_stencil *st, const part *pt, float *edges, int e)
+{
+    return edges + (size_t) e * (size_t) st->halo * pt->pitch;
+}
+
+/* The halo block on SIDE of PT (0: the top K rows, 1: the bottom K) in the
+ * buffer of STEP. */
+static float *halo_block(const mgpu_stencil *st, const part *pt, long long step, int side)
+{
+    mgpu_row row = side == 0 ? MGPU_ROW_HALO_TOP : MGPU_ROW_HALO_BOTTOM;
+    return row_of(st, pt, step, local_row_of(st, pt, row, true));
+}
+
+/* Deep halos, modes that write into the receiver's halos from the sender's
+ * stream: after the receivers' passes that wrote those rows (see the top). */
+static mgpu_status wait_for_receivers(mgpu_stencil *st, part *pt)
+{
+    if (st->halo == 1 || !orders_by_event(st))
+        return MGPU_OK;
+    int to[2] = {pt->above, pt->below};
+    for (int k = 0; k < 2; k++)
+        if (waits_for_side(pt, k))
+            MGPU_TRY(mgpu_stream_wait_event(pt->stream, st->parts[to[k]].computed));
+    return MGPU_OK;
+}
+
+/* A capture may wait only for events recorded inside it, and outside one
+ * no wait may name an event last recorded inside one.  With deep halos a
+ * cycle's first send waits for the receivers' COMPUTED of the cycle before,
+ * and a neighbour's recv may wait for a SENT that this part's next send has
+ * not yet recorded.  Recorded again where the part's stream joins the
+ * capture, and again once it ended, they stand for all the part's work
+ * before, which every replay and every later step follows. */
+mgpu_status mgpu_stencil_record_waited(mgpu_stencil *st, int p)
+{
+    /* One-row halos wait for nothing recorded a step before: each SENT is
+     * recorded by the same step's send before any recv waits for it. */
+    if (st->halo == 1 || !orders_by_event(st))
+        return MGPU_OK;
+    part *pt = &st->parts[p];
+    MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
+    for (int b = 0; b < 2; b++)
+        if (pt->sent[b])
+            MGPU_TRY(mgpu_event_record(pt->sent[b], pt->stream));
+    return MGPU_OK;
+}
+
+/* The receiver's side of peer-async and direct: its stream waits for the
+ * event each neighbour recorded after its pushes, never the host. */
+static mgpu_status wait_for_senders(mgpu_stencil *st, part *pt, long long step)
+{
+    const int parity = exchange_parity(st, step);
+    const int from[2] = {pt->above, pt->below};
+    for (int side = 0; side < 2; side++)
+        if (waits_for_side(pt, side))
+            MGPU_TRY(mgpu_stream_wait_event(pt->stream, st->parts[from[side]].sent[parity]));
+    return MGPU_OK;
+}
+
+/* ------------------------------------------------ peer (book 10.4, 3.4.2) */
+
+/* Each edge block into its neighbour's halo with cudaMemcpyPeer
+ * (mgpu_copy_peer).  The copy is ordered with all work on both devices, so
+ * the receiver has nothing to wait for: its recv is empty. */
+static mgpu_status send_peer(mgpu_stencil *st, part *pt, long long step)
+{
+    push to[2];
+    for (int i = 0, n = pushes_of(st, pt, step, to); i < n; i++)
+        MGPU_TRY(mgpu_copy_peer(to[i].to, to[i].to_device, to[i].from, pt->slab.device,
+                                block_bytes(st, pt)));
+    return MGPU_OK;
+}
+
+/* ----------------------------------------------- peer-async (book 11.3) */
+
+/* Each edge block with cudaMemcpyPeerAsync (mgpu_copy_peer_async) on the
+ * sender's stream, then an event on that stream, which the receivers'
+ * streams wait for (wait_for_senders): the host waits for nothing. */
+static mgpu_status send_peer_async(mgpu_stencil *st, part *pt, long long step)
+{
+    push to[2];
+    MGPU_TRY(wait_for_receivers(st, pt));
+    for (int i = 0, n = pushes_of(st, pt, step, to); i < n; i++)
+        MGPU_TRY(mgpu_copy_peer_async(to[i].to, to[i].to_device, to[i].from, pt->slab.device,
+                                      block_bytes(st, pt), pt->stream));
+    return mgpu_event_record(pt->sent[exchange_parity(st, step)], pt->stream);
+}
+
+/* ------------------------------------------------------ direct (3.4.2) */
+
+/* The step's own kernel stored the edge rows in the neighbours' halos
+ * through peer pointers (see the top): the event alone remains, for the
+ * neighbours in other parts (a part that is its own neighbour, or has none,
+ * waits for nobody's).  Where no kernel delivered them, a copy kernel
+ * stores them through the same pointers. */
+static mgpu_status send_direct(mgpu_stencil *st, part *pt, long long step)
+{
+    const int parity = exchange_parity(st, step);
+    if (pt->delivered == step)
+        return has_other_neighbour(pt) ? mgpu_event_record(pt->sent[parity], pt->stream) : MGPU_OK;
+    push to[2];
+    MGPU_TRY(wait_for_receivers(st, pt));
+    for (int i = 0, n = pushes_of(st, pt, step, to); i < n; i++)
+        MGPU_TRY(mgpu_copy_row_kernel(to[i].to, to[i].from, (long long) block_floats(st, pt),
+                                      pt->stream));
+    return mgpu_event_record(pt->sent[parity], pt->stream);
+}
+
+/* -------------------------------------------------------------- staged */
+
+/* Both edge blocks into pinned host memory (cudaMemcpyAsync, then the
+ * stream synchronised): the receivers fetch them after the strategy's
+ * barrier, so the copies must be complete when send returns. */
+static mgpu_status send_staged(mgpu_stencil *st, part *pt, long long step)
+{
+    float *edges = pt->edges[exchange_parity(st, step)];
+    const mgpu_row rows[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
+    for (int e = 0; e < 2; e++)
+        MGPU_TRY(mgpu_memcpy_async(edge_slot(st, pt, edges, e),
+                                   row_of(st, pt, step, local_row_of(st, pt, rows[e], true)),
+                                   block_bytes(st, pt), pt->stream));
+    return mgpu_stream_synchronize(pt->stream);
+}
+
+/* Each neighbour's edge block from its pinned host memory into the halo:
+ * the top halo is the part above's last rows, the bottom one the part
+ * below's first rows. */
+static mgpu_status recv_staged(mgpu_stencil *st, part *pt, long long step)
+{
+    const int parity = exchange_parity(st, step);
+    const int from[2] = {pt->above, pt->below};
+    for (int side = 0; side < 2; side++) {
+        if (from[side] < 0)
+            continue;
+        const part *src = &st->parts[from[side]];
+        MGPU_TRY(mgpu_memcpy_async(halo_block(st, pt, step, side),
+                                   edge_slot(st, src, src->edges[parity], 1 - side),
+                                   block_bytes(st, pt), pt->stream));
+    }
+    return MGPU_OK;
+}
+
+/* ------------------------------------------------------- mapped (3.4.1) */
+
+/* Mode staged through zero-copy memory: a copy kernel stores the edge
+ * blocks into pinned host memory mapped into the device's address space,
+ * and the receivers' copy kernels read them from there. */
+static mgpu_status send_mapped(mgpu_stencil *st, part *pt, long long step)
+{
+    float *edges = pt->edges_dev[exchange_parity(st, step)];
+    const mgpu_row rows[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
+    for (int e = 0; e < 2; e++)
+        MGPU_TRY(mgpu_copy_row_kernel(edge_slot(st, pt, edges, e),
+                                      row_of(st, pt, step, local_row_of(st, pt, rows[e], true)),
+                                      (long long) block_floats(st, pt), pt->stream));
+    return mgpu_stream_synchronize(pt->stream);
+}
+
+static mgpu_status recv_mapped(mgpu_stencil *st, part *pt, long long step)
+{
+    const int parity = exchange_parity(st, step);
+    const int from[2] = {pt->above, pt->below};
+    for (int side = 0; side < 2; side++) {
+        if (from[side] < 0)
+            continue;
+        const part *src = &st->parts[from[side]];
+        MGPU_TRY(mgpu_copy_row_kernel(halo_block(st, pt, step, side),
+                                      edge_slot(st, src, src->edges_dev[parity], 1 - side),
+                                      (long long) block_floats(st, pt), pt->stream));
+    }
+    return MGPU_OK;
+}
+
+/* ---------------------------------------------------------------- nccl */
+
+/* PT's edge blocks to its neighbours and their edge blocks into its halos,
+ * in place, one group on its stream (see the top for the order): ncclSend
+ * and ncclRecv, matched by NCCL with the neighbours' own. */
+static mgpu_status nccl_transfers(mgpu_stencil *st, part *pt, long long step)
+{
+    const size_t n = block_floats(st, pt);
+    const int p = pt->slab.part;
+    if (pt->above >= 0)
+        MGPU_TRY(mgpu_nccl_send(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_FIRST), n,
+                                pt->above, pt->stream));
+    if (pt->below >= 0)
+        MGPU_TRY(mgpu_nccl_send(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_LAST), n,
+                                pt->below, pt->stream));
+    if (pt->below >= 0)
+        MGPU_TRY(mgpu_nccl_recv(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_HALO_BOTTOM), n,
+                                pt->below, pt->stream));
+    if (pt->above >= 0)
+        MGPU_TRY(mgpu_nccl_recv(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_HALO_TOP), n,
+                                pt->above, pt->stream));
+    return MGPU_OK;
+}
+
+static mgpu_status nccl_exchange(mgpu_stencil *st, part *pt, long long step)
+{
+    MGPU_TRY(mgpu_nccl_group_begin());
+    mgpu_status status = nccl_transfers(st, pt, step);
+    mgpu_status ended = mgpu_nccl_group_end(); /* the group is closed after a failure too */
+    return status != MGPU_OK ? status : ended;
+}
+
+mgpu_status mgpu_stencil_send_begin(mgpu_stencil *st)
+{
+    return st->mode == MGPU_EXCHANGE_NCCL ? mgpu_nccl_group_begin() : MGPU_OK;
+}
+
+mgpu_status mgpu_stencil_send_end(mgpu_stencil *st)
+{
+    return st->mode == MGPU_EXCHANGE_NCCL ? mgpu_nccl_group_end() : MGPU_OK;
+}
+
+/* ------------------------------------------------- send and recv by mode */
+
+static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
+{
+    MGPU_TRY(check_current(pt));
+    if (st->mode != MGPU_EXCHANGE_NCCL) /* a communicator reaches them anywhere */
+        MGPU_TRY(check_neighbours_local(st, pt));
+    if (!exchanges_at(st, step))
+        return MGPU_OK;
+    switch (st->mode) {
+    case MGPU_EXCHANGE_PEER:
+        return send_peer(st, pt, step);
+    case MGPU_EXCHANGE_PEER_ASYNC:
+        return send_peer_async(st, pt, step);
+    case MGPU_EXCHANGE_DIRECT:
+        return send_direct(st, pt, step);
+    case MGPU_EXCHANGE_STAGED:
+        return send_staged(st, pt, step);
+    case MGPU_EXCHANGE_MAPPED:
+        return send_mapped(st, pt, step);
+    case MGPU_EXCHANGE_NCCL:
+        return nccl_exchange(st, pt, step);
+    default:
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED,
+                         "--exchange=%s is done by the strategy, "
+                         "not the stencil domain",
+                         mgpu_exchange_name(st->mode));
+    }
+}
+
+/* Send and recv as the timeline names them (trace.h), the range closed on
+ * every return. */
+mgpu_status mgpu_stencil_send(mgpu_stencil *st, int p, long long step)
+{
+    part *pt = &st->parts[p];
+    mgpu_trace_begin(MGPU_TRACE_SEND, pt->slab.device, step);
+    mgpu_status status = send_part(st, pt, step);
+    mgpu_trace_end();
+    return status;
+}
+
+static mgpu_status recv_part(mgpu_stencil *st, int p, long long step)
+{
+    part *pt = &st->parts[p];
+    MGPU_TRY(check_current(pt));
+    if (st->mode == MGPU_EXCHANGE_NCCL)
+        return MGPU_OK; /* its send received too */
+    MGPU_TRY(check_neighbours_local(st, pt));
+    if (!exchanges_at(st, step))
+        return MGPU_OK;
+    switch (st->mode) {
+    case MGPU_EXCHANGE_PEER:
+        return MGPU_OK; /* cudaMemcpyPeer is ordered with all work on both devices */
+    case MGPU_EXCHANGE_PEER_ASYNC:
+    case MGPU_EXCHANGE_DIRECT:
+        return wait_for_senders(st, pt, step);
+    case MGPU_EXCHANGE_STAGED:
+        return recv_staged(st, pt, step);
+    case MGPU_EXCHANGE_MAPPED:
+        return recv_mapped(st, pt, step);
+    default: /* a part with no neighbour receives nothing in any mode */
+        if (pt->above < 0 && pt->below < 0)
+            return MGPU_OK;
+        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "--exchange=%s is done by the strategy",
+                         mgpu_exchange_name(st->mode));
+    }
+}
+
+mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
+{
+    mgpu_trace_begin(MGPU_TRACE_RECV, st->parts[p].slab.device, step);
+    mgpu_status status = recv_part(st, p, step);
+    mgpu_trace_end();
+    return status;
+}
