@@ -49,7 +49,8 @@ static const mgpu_program program = {
     .strategy = "fork",
     .summary = "one worker process per device (fork); halos through shared host memory, "
                "CUDA IPC or NCCL",
-    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_FORK),
+    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC) |
+                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL),
     .forks = 1,
     .binds_workers = 1,
     .deep_halo = 1,

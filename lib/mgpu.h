@@ -380,47 +380,35 @@ mgpu_status mgpu_decompose(long long ny, int nparts, mgpu_slab *slabs);
 
 /* ---------------------------------------------------- the stencil domain */
 
-/* The programs, by the exchange modes they implement (the last column of
- * MGPU_EXCHANGE_MAP). */
-enum {
-    MGPU_BY_IN_PROCESS = 1 << 0, /* mgpu-single, -pthread, -openmp: the stencil
-                                    domain's modes (lib/exchange.c) */
-    MGPU_BY_STREAMS = 1 << 1,    /* mgpu-streams */
-    MGPU_BY_PERSISTENT = 1 << 2, /* mgpu-persistent */
-    MGPU_BY_FORK = 1 << 3,       /* mgpu-fork */
-    MGPU_BY_MPI = 1 << 4,        /* mgpu-mpi */
-};
-
-/* The exchange modes: rows X(A, SUFFIX, "name", BY), BY the programs that
- * implement the mode (MGPU_BY_*); A is the expansion's own argument, given
- * to every X (MGPU_EXCHANGES_OF passes its BY).  AUTO stays first: every
+/* The exchange modes: rows X(SUFFIX, "name").  AUTO stays first: every
  * program takes it and resolves it to one of the others.  A mode that only
- * some builds have (nccl) keeps its programs here in every build; the
- * command line drops it where it is not built (options.c), so that asking
- * for it there says what is missing. */
-#define MGPU_EXCHANGE_MAP(X, A)                                                        \
+ * some builds have (nccl) stays here in every build; the command line drops
+ * it where it is not built (options.c), so that asking for it there says
+ * what is missing.  Which modes a program offers is its own to say
+ * (mgpu_program's exchanges). */
+#define MGPU_EXCHANGE_MAP(X)                                                           \
     /* peer-async where every pair has peer access, staged otherwise */                \
-    X(A, AUTO, "auto", 0)                                                              \
+    X(AUTO, "auto")                                                                    \
     /* cudaMemcpyPeer */                                                               \
-    X(A, PEER, "peer", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS)                           \
+    X(PEER, "peer")                                                                    \
     /* cudaMemcpyPeerAsync on the part's stream */                                     \
-    X(A, PEER_ASYNC, "peer-async", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS)               \
+    X(PEER_ASYNC, "peer-async")                                                        \
     /* through pinned host memory (fork: shared memory; mpi: host buffers) */          \
-    X(A, STAGED, "staged", MGPU_BY_IN_PROCESS | MGPU_BY_FORK | MGPU_BY_MPI)            \
+    X(STAGED, "staged")                                                                \
     /* a kernel writes the neighbour's halo */                                         \
-    X(A, DIRECT, "direct", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS | MGPU_BY_PERSISTENT)  \
+    X(DIRECT, "direct")                                                                \
     /* through zero-copy mapped host memory */                                         \
-    X(A, MAPPED, "mapped", MGPU_BY_IN_PROCESS)                                         \
+    X(MAPPED, "mapped")                                                                \
     /* between processes: CUDA IPC */                                                  \
-    X(A, IPC, "ipc", MGPU_BY_FORK | MGPU_BY_MPI)                                       \
+    X(IPC, "ipc")                                                                      \
     /* between ranks: MPI */                                                           \
-    X(A, MPI, "mpi", MGPU_BY_MPI)                                                      \
+    X(MPI, "mpi")                                                                      \
     /* ncclSend/ncclRecv, a communicator per part (a build without NCCL refuses it) */ \
-    X(A, NCCL, "nccl", MGPU_BY_IN_PROCESS | MGPU_BY_STREAMS | MGPU_BY_FORK | MGPU_BY_MPI)
+    X(NCCL, "nccl")
 
 typedef enum mgpu_exchange {
-#define MGPU_EXCHANGE_VALUE_(a, suffix, name, by) MGPU_EXCHANGE_##suffix,
-    MGPU_EXCHANGE_MAP(MGPU_EXCHANGE_VALUE_, )
+#define MGPU_EXCHANGE_VALUE_(suffix, name) MGPU_EXCHANGE_##suffix,
+    MGPU_EXCHANGE_MAP(MGPU_EXCHANGE_VALUE_)
 #undef MGPU_EXCHANGE_VALUE_
         MGPU_EXCHANGE_COUNT
 } mgpu_exchange;
@@ -429,11 +417,13 @@ extern const char *const mgpu_exchange_names[];
 const char *mgpu_exchange_name(mgpu_exchange exchange);
 /* Set of modes as a bit mask: 1u << mode. */
 #define MGPU_EXCHANGE_BIT(m) (1u << (m))
-/* The modes that programs BY implement (a constant, for mgpu_program's
- * exchanges): those whose row names one of BY. */
-#define MGPU_EXCHANGES_OF(by) (0u MGPU_EXCHANGE_MAP(MGPU_EXCHANGE_IF_BY_, by))
-#define MGPU_EXCHANGE_IF_BY_(wanted, suffix, name, by) \
-    | (((by) & (wanted)) ? MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_##suffix) : 0u)
+/* The modes the stencil domain moves halos in itself (lib/exchange.c), for
+ * the programs that leave the exchange to it; a strategy that moves halos
+ * its own way lists its own modes. */
+#define MGPU_STENCIL_EXCHANGES                                                             \
+    (MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER_ASYNC) | \
+     MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT) |   \
+     MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MAPPED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL))
 
 typedef struct mgpu_stencil_desc {
     long long nx, ny;

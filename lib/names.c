@@ -19,11 +19,8 @@ const char *const mgpu_verify_names[] = {MGPU_VERIFY_MAP(NAME_) NULL};
 const char *const mgpu_format_names[] = {MGPU_FORMAT_MAP(NAME_) NULL};
 const char *const mgpu_bind_names[] = {MGPU_BIND_MAP(NAME_) NULL};
 const char *const mgpu_progress_names[] = {MGPU_PROGRESS_MAP(NAME_) NULL};
+const char *const mgpu_exchange_names[] = {MGPU_EXCHANGE_MAP(NAME_) NULL};
 #undef NAME_
-
-#define EXCHANGE_NAME_(a, suffix, name, by) name,
-const char *const mgpu_exchange_names[] = {MGPU_EXCHANGE_MAP(EXCHANGE_NAME_, ) NULL};
-#undef EXCHANGE_NAME_
 
 const char *mgpu_name_at(const char *const *names, int index)
 {

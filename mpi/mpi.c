@@ -73,7 +73,8 @@ static const mgpu_program program = {
     .summary = "one MPI rank per device, on one host or several: mpirun -np N mgpu-mpi; halos "
                "in MPI messages, through CUDA IPC between the ranks of one node, or "
                "through NCCL",
-    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_MPI),
+    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC) |
+                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL),
     .extra = extra,
     .binds_workers = 1,
     .deep_halo = 1,

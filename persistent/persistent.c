@@ -50,7 +50,7 @@ static const mgpu_program program = {
     .strategy = "device-driven",
     .summary = "the host launches once; persistent kernels, one per device, step and exchange "
                "halos on their own (peer pointers, flags in device memory, grid barriers)",
-    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_PERSISTENT),
+    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT),
     .extra = extra,
 };
 

@@ -38,7 +38,7 @@ static const mgpu_program program = {
     .name = "mgpu-single",
     .strategy = "single-thread",
     .summary = "one host thread drives every device by switching the current context",
-    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_IN_PROCESS),
+    .exchanges = MGPU_STENCIL_EXCHANGES,
     .extra = extra,
     .deep_halo = 1,
 };

@@ -85,7 +85,9 @@ static const mgpu_program program = {
     .strategy = "streams",
     .summary = "one host thread, asynchronous streams and events: each device sends its edge "
                "rows while its interior computes",
-    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_STREAMS),
+    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER) |
+                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER_ASYNC) |
+                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL),
     .extra = extra,
     .deep_halo = 1,
 };

@@ -54,7 +54,7 @@ static const mgpu_program program = {
     .summary = "A program that only parses its options.",
     /* The in-process modes but nccl, so that a mode a program lacks is
      * tested with nccl too. */
-    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_IN_PROCESS) & ~MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL),
+    .exchanges = MGPU_STENCIL_EXCHANGES & ~MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL),
     .extra = extras,
 };
 
@@ -361,7 +361,7 @@ static void test_exchange_nccl(void)
     static const mgpu_program with_nccl = {
         .name = "test-nccl",
         .strategy = "single-thread",
-        .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_IN_PROCESS),
+        .exchanges = MGPU_STENCIL_EXCHANGES,
     };
     CHECK(strcmp(mgpu_exchange_name(MGPU_EXCHANGE_NCCL), "nccl") == 0, "exchange name nccl");
     int code = parse_args(&opt, &with_nccl, "--exchange=nccl", (const char *) NULL);
@@ -574,28 +574,17 @@ static void test_name_lookup(void)
     CHECK(buf[0] == '\0', "mgpu_names_join: no name selected, empty");
 }
 
-/* A table of the shape of MGPU_EXCHANGE_MAP. */
-#define TEST_EXCHANGE_MAP(X, A)                    \
-    X(A, PEER, "peer", MGPU_BY_FORK | MGPU_BY_MPI) \
-    X(A, IPC, "ipc", 0)                            \
-    X(A, MPI, "mpi", MGPU_BY_FORK)
-
+/* The stencil domain's modes: those lib/exchange.c moves halos in, not auto
+ * (options.c adds it to every program) nor the strategies' own. */
 static void test_exchange_table(void)
 {
-    unsigned every = MGPU_EXCHANGES_OF(~0u);
-
-    CHECK(!(every & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_AUTO)),
-          "auto is no program's mode of its own (options.c adds it)");
-    CHECK(MGPU_EXCHANGES_OF(0) == 0, "no program, no mode");
-    CHECK(MGPU_EXCHANGES_OF(MGPU_BY_FORK | MGPU_BY_MPI) ==
-              (MGPU_EXCHANGES_OF(MGPU_BY_FORK) | MGPU_EXCHANGES_OF(MGPU_BY_MPI)),
-          "the modes of two kinds of program are the union of each's");
-
-    unsigned fork = 0u TEST_EXCHANGE_MAP(MGPU_EXCHANGE_IF_BY_, MGPU_BY_FORK);
-    unsigned mpi = 0u TEST_EXCHANGE_MAP(MGPU_EXCHANGE_IF_BY_, MGPU_BY_MPI);
-    CHECK(fork == (MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI)),
-          "a row is offered by the programs it names, none by a row of none (%#x)", fork);
-    CHECK(mpi == MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER), "and only by its programs (%#x)", mpi);
+    unsigned modes = MGPU_STENCIL_EXCHANGES;
+    CHECK(!(modes & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_AUTO)), "auto is no mode of its own");
+    for (int m = MGPU_EXCHANGE_PEER; m <= MGPU_EXCHANGE_MAPPED; m++)
+        CHECK(modes & MGPU_EXCHANGE_BIT(m), "the domain moves halos in %s", mgpu_exchange_name(m));
+    CHECK(modes & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL), "and in nccl");
+    CHECK(!(modes & (MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI))),
+          "ipc and mpi belong to the strategies (%#x)", modes);
 }
 
 /* The strict integer that every option and mgpu-p2p's and mgpu-compare's

@@ -22,7 +22,7 @@ static const mgpu_program program = {
     .name = "test-prog",
     .strategy = "testing",
     .summary = "records",
-    .exchanges = MGPU_EXCHANGES_OF(MGPU_BY_IN_PROCESS),
+    .exchanges = MGPU_STENCIL_EXCHANGES,
 };
 
 /* The fields every record has, in their order. */

@@ -113,7 +113,7 @@ typedef struct mgpu_program {
     const char *strategy;           /* "single-thread" */
     const char *summary;            /* one line for --help */
     unsigned exchanges;             /* modes it supports: MGPU_EXCHANGE_BIT set, as
-                                       MGPU_EXCHANGES_OF(MGPU_BY_...) */
+                                       MGPU_STENCIL_EXCHANGES */
     const mgpu_extra_option *extra; /* ended by a NULL name; may be NULL */
     int forks;                      /* workers are processes: no CUDA here first */
     int binds_workers;              /* its workers bind themselves (mgpu_bind_worker);
