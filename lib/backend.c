@@ -17,15 +17,6 @@ static int host_device_count = 1;
 static int cuda_device_count;
 static char reason[256] = "not initialised";
 
-int mgpu_cuda_built(void)
-{
-#ifdef MGPU_HAVE_CUDA
-    return 1;
-#else
-    return 0;
-#endif
-}
-
 const char *mgpu_backend_reason(void) { return reason; }
 mgpu_backend mgpu_backend_active(void) { return active; }
 

@@ -115,13 +115,15 @@ static mgpu_status measure_copies(int device, void *dst, void *src, size_t bytes
     return MGPU_OK;
 }
 
-mgpu_status mgpu_copy_bandwidth(int device, size_t bytes, double *gbps)
+/* Device-to-device copy bandwidth of DEVICE (host: memcpy), bytes read plus
+ * bytes written per second, median of a few copies of BYTES. */
+static mgpu_status copy_bandwidth(int device, size_t bytes, double *gbps)
 {
     void *src = NULL, *dst = NULL;
     mgpu_status status;
 
     if (gbps == NULL || bytes == 0)
-        return mgpu_fail(MGPU_ERR_USAGE, "mgpu_copy_bandwidth: no bytes to copy or no result");
+        return mgpu_fail(MGPU_ERR_USAGE, "copy_bandwidth: no bytes to copy or no result");
     *gbps = 0.0;
     status = mgpu_malloc(device, bytes, &src);
     if (status == MGPU_OK)
@@ -181,7 +183,7 @@ mgpu_status mgpu_copy_ceiling_device(int device, size_t field_bytes, double *gbp
     mgpu_device_info info;
     MGPU_TRY(mgpu_device_info_get(gpu ? device : 0, &info));
     size_t bytes = mgpu_copy_ceiling_bytes(gpu, info.cache_bytes, field_bytes, info.free_bytes);
-    return bytes ? mgpu_copy_bandwidth(gpu ? device : 0, bytes, gbps) : MGPU_OK;
+    return bytes ? copy_bandwidth(gpu ? device : 0, bytes, gbps) : MGPU_OK;
 }
 
 mgpu_status mgpu_copy_ceiling(int ndevices, size_t field_bytes, double *gbps)

@@ -130,8 +130,6 @@ mgpu_backend mgpu_backend_active(void);
 const char *mgpu_backend_name(mgpu_backend backend);
 /* Why the active backend was chosen, e.g. "no CUDA driver". */
 const char *mgpu_backend_reason(void);
-/* 1 when this build has the CUDA backend. */
-int mgpu_cuda_built(void);
 
 /* Number of CUDA devices, found without making a CUDA context in this
  * process (a short-lived child process asks), so that a program may still
@@ -467,8 +465,6 @@ mgpu_stream *mgpu_stencil_stream(const mgpu_stencil *stencil, int part);
 /* The buffer that holds the field before step STEP (buffers alternate). */
 float *mgpu_stencil_buffer(const mgpu_stencil *stencil, int part, long long step);
 size_t mgpu_stencil_pitch(const mgpu_stencil *stencil, int part);
-/* Bytes of device memory each part holds. */
-size_t mgpu_stencil_part_bytes(const mgpu_stencil *stencil, int part);
 
 /* Load the initial field into PART (both buffers, boundary included).
  * Returns when done.  Sets the device itself. */

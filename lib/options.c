@@ -467,7 +467,7 @@ static void wrap_words(FILE *out, const char *text, int used, int indent)
     fputc('\n', out);
 }
 
-void mgpu_help_text(FILE *out, const char *text) { wrap_words(out, text, 0, 0); }
+static void help_text(FILE *out, const char *text) { wrap_words(out, text, 0, 0); }
 
 void mgpu_help_line(FILE *out, const char *option, const char *text)
 {
@@ -535,7 +535,7 @@ static void print_usage(const mgpu_program *program, FILE *out)
 
     fprintf(out, "Usage: %s [OPTION]...\n", program->name);
     if (program->summary != NULL)
-        mgpu_help_text(out, program->summary);
+        help_text(out, program->summary);
     fprintf(out, "\nThe problem:\n");
     help_line(out, "--nx=N", "columns, 3 or more (default %d)", DEFAULT_GRID);
     help_line(out, "--ny=N", "rows, 3 or more (default %d); nx*ny at most 2^59", DEFAULT_GRID);

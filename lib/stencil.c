@@ -245,12 +245,6 @@ mgpu_event *mgpu_stencil_join_event(const mgpu_stencil *st, int p) { return st->
 int mgpu_stencil_above(const mgpu_stencil *st, int p) { return st->parts[p].above; }
 int mgpu_stencil_below(const mgpu_stencil *st, int p) { return st->parts[p].below; }
 
-size_t mgpu_stencil_part_bytes(const mgpu_stencil *st, int p)
-{
-    const part *pt = &st->parts[p];
-    return 2 * pt->pitch * (size_t) (pt->rows + 2 * st->halo) * sizeof(float);
-}
-
 /* Whether local row LOCAL of part PT is a halo row filled by an exchange
  * (rather than interior, or beyond a fixed boundary). */
 static bool halo_is_exchanged(const mgpu_stencil *st, const part *pt, long long local)

@@ -143,13 +143,12 @@ void mgpu_error(const mgpu_program *program, const char *fmt, ...)
 #endif
     ;
 
-/* --help within 80 columns (MGPU_HELP_WIDTH characters a line at most),
- * broken between words (a word longer than a line stays whole).  A
- * paragraph of TEXT; and an entry of an option list: "  OPTION", TEXT from
- * column 26 on (below OPTION when it is longer than 22), its further lines
- * indented as far, the form help2man reads. */
+/* An entry of --help's option list within 80 columns (MGPU_HELP_WIDTH
+ * characters a line at most), broken between words (a word longer than a
+ * line stays whole): "  OPTION", TEXT from column 26 on (below OPTION when
+ * it is longer than 22), its further lines indented as far, the form
+ * help2man reads. */
 #define MGPU_HELP_WIDTH 79
-void mgpu_help_text(FILE *out, const char *text);
 void mgpu_help_line(FILE *out, const char *option, const char *text);
 
 /* Called first by a program that prints its result on stdout: a standard

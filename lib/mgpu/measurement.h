@@ -31,10 +31,6 @@ mgpu_stats mgpu_stats_of(double *samples, int n);
 
 /* ----------------------------- copy bandwidth and ceilings (lib/ceiling.c) */
 
-/* Device-to-device copy bandwidth of DEVICE (host: memcpy), bytes read plus
- * bytes written per second, median of a few copies of BYTES. */
-mgpu_status mgpu_copy_bandwidth(int device, size_t bytes, double *gbps);
-
 /* Sum of the copy bandwidths of devices 0..NDEVICES-1 (host backend: one
  * copy on all cores, since host "devices" share one memory) for a grid of
  * FIELD_BYTES per buffer, on buffers that leave the caches (ceiling.c says
