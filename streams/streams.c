@@ -1,343 +1,477 @@
-/* streams.c - mgpu-streams: one host thread drives every device through
- * asynchronous streams and events (book chapter 11).
- *
- * With --overlap=on each step overlaps the halo exchange with the
- * computation (overlap.c): every device computes its edge rows first and
- * sends them to its neighbours while its interior computes, and the host
- * never waits for a device until the run ends.  --overlap=off issues one
- * kernel a step instead, which in mode direct sends the edge rows as it
- * computes them; auto, the default, overlaps where a device's share is large
- * enough to pay for it.  With --halo=K the same holds a cycle at a time,
- * for bands of K rows, where the cycle is one pass (--time-block=K) and each
- * device has 3K rows.  Each run measures the other setting too, so that
- * the gain is measured in one run.  --graph replays the steps from a CUDA graph
- * (graph.c), --pipeline streams a field held in host memory through the
- * devices in chunks (pipeline-run.c), and --monitor runs all steps in one
- * persistent kernel per device whose progress a monitor kernel reports to the
- * host (monitor.c).  --compare-exchange times the halos alone with
- * cudaMemcpyPeer and with cudaMemcpyPeerAsync, the book's table 11.1.
- */
+/* streams.c - mgpu-streams' step (book 11.3): one host thread drives every
+ * device through asynchronous streams and events.  Each device computes its
+ * first and last rows on two high-priority streams and sends each to its
+ * neighbour at once (cudaMemcpyPeerAsync, or a kernel writing the peer's
+ * memory), while the rows between compute on a third stream.  Every order
+ * between streams, and between devices, is an event that a stream waits for
+ * (cudaStreamWaitEvent): the host never waits for a device inside a run.
+ * Why these waits are enough is said above step_overlapped.  program.c holds
+ * the program around the step: its options, the runs and the record. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "streams.h"
 
-static const char *const overlap_names[] = {"off", "on", "auto", NULL};
-static streams_options options = {.overlap = STREAMS_OVERLAP_AUTO};
+static const mgpu_slab *slab_of(const streams_domain *dom, int p);
+static streams_part *above_of(streams_domain *dom, int p);
+static streams_part *below_of(streams_domain *dom, int p);
+static mgpu_status rows(streams_domain *dom, int p, long long step, long long r0, long long r1,
+                        int compute, mgpu_stream *stream);
+static mgpu_status send_up(streams_domain *dom, int p, int b, mgpu_stream *stream);
+static mgpu_status send_down(streams_domain *dom, int p, int b, mgpu_stream *stream);
+static mgpu_status create_events(int device, mgpu_event **events, int n);
 
-/* --overlap=auto overlaps where each device has at least this many cells.
- * Below, a step takes less time than the edge rows' own kernels, copies and
- * events cost to issue and to order, and one kernel a step is faster: on 2
- * H200s (BENCHMARKS.md section 8) at 4096 x 4096, 8.4 Mi cells a device,
- * 45.4 us a step overlapped against 26-27 for one kernel; at 8192 x 8192,
- * 33.5 Mi cells, the two are within 1%.
- *
- * A graph issues all of that once, and the overlap pays much earlier: at
- * 2048 x 2048 (2 Mi cells a device) 7.9 us a step overlapped against 9.4,
- * at 4096 23.9 against 26.2, at 1024 (0.5 Mi) 7.2 against 5.3. */
-#define OVERLAP_MIN_CELLS (1LL << 25)
-#define OVERLAP_MIN_CELLS_GRAPH (1LL << 21)
-
-static const mgpu_extra_option extra[] = {
-    {"overlap",
-     "on: send the edge rows while the interior rows compute; off: one kernel a "
-     "step, which in mode direct also sends them; auto: on where there is more "
-     "than one device and each has 32Mi cells or more (2Mi with --graph); with "
-     "--halo=K, bands of K rows, given K <= 8, --time-block=K and 3K rows a device",
-     overlap_names, 0, 2, 0, &options.overlap, "on"},
-    {"graph",
-     "capture up to 32 steps of every device into a CUDA graph once, then replay "
-     "it",
-     NULL, 0, 0, 1, &options.graph, NULL},
-    {"compare-exchange",
-     "also time the halos alone with cudaMemcpyPeer and "
-     "cudaMemcpyPeerAsync (the book's table 11.1)",
-     NULL, 0, 0, 1, &options.compare_exchange, NULL},
-    {"pipeline",
-     "keep the field in pinned host memory and stream it through the devices "
-     "in chunks each step (book 11.1)",
-     NULL, 0, 0, 1, &options.pipeline, NULL},
-    {"chunks",
-     "with --pipeline: chunks per device and step; 0: the fewest that fit "
-     "--device-memory, at least 16 per stream",
-     NULL, 0, INT_MAX, 0, &options.chunks, NULL},
-    {"streams", "with --pipeline: streams per device; 0: 3 (upload, compute, download)", NULL, 0,
-     64, 0, &options.streams, NULL},
-    {"device-memory",
-     "with --pipeline: bytes each device may hold, with K, M, G or T (powers of "
-     "1024) if wanted; 0: nine tenths of what it has free",
-     NULL, 0, 1LL << 62, MGPU_EXTRA_SIZE, &options.device_memory, NULL},
-    {"monitor",
-     "run all steps in one persistent kernel per device and print its progress, "
-     "which a monitor kernel passes on (book 11.2)",
-     NULL, 0, 0, 1, &options.monitor, NULL},
-    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
-};
-
-static const mgpu_program program = {
-    .name = "mgpu-streams",
-    .strategy = "streams",
-    .summary = "one host thread, asynchronous streams and events: each device sends its edge "
-               "rows while its interior computes",
-    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER) |
-                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER_ASYNC) |
-                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL),
-    .extra = extra,
-    .deep_halo = 1,
-};
-
-/* ------------------------------------------------- checking the request */
-
-/* Why deep halos cannot overlap on NDEVICES (NULL: they can): overlap.c
- * computes a part's first and last K rows apart from the rest, each band in
- * one pass of K steps, so it needs --time-block=K and 3K rows a part. */
-static const char *deep_overlap_refused(const mgpu_options *opt, int ndevices)
+static mgpu_status create_part(streams_domain *dom, int p)
 {
-    if (opt->halo == 1)
-        return NULL;
-    if (opt->halo > MGPU_TIME_BLOCK_MAX)
-        return "a halo deeper than the longest pass";
-    if (mgpu_time_block_resolve(opt->time_block, opt->halo) != opt->halo)
-        return "a time block below --halo";
-    /* mgpu_decompose's thinnest part, its last (too few rows for the devices
-     * is the domain's error to report). */
-    long long thinnest = ndevices > 0 ? (opt->ny - 2) / ndevices : 0;
-    if (thinnest >= 1 && thinnest < 3LL * opt->halo)
-        return "a part of fewer than 3K rows";
-    return NULL;
+    streams_part *pt = &dom->part[p];
+    int dev = slab_of(dom, p)->device, least, greatest;
+    pt->interior = mgpu_stencil_stream(dom->st, p);
+    /* The edge rows go first wherever they compete with the interior's
+     * blocks for the multiprocessors: their neighbours wait for them. */
+    MGPU_TRY(mgpu_stream_priority_range(dev, &least, &greatest));
+    MGPU_TRY(mgpu_stream_create(dev, greatest, &pt->up));
+    MGPU_TRY(mgpu_stream_create(dev, greatest, &pt->down));
+    MGPU_TRY(create_events(dev, pt->top_done, 2));
+    MGPU_TRY(create_events(dev, pt->bottom_done, 2));
+    MGPU_TRY(create_events(dev, pt->interior_done, 2));
+    MGPU_TRY(create_events(dev, pt->sent_up, 2));
+    MGPU_TRY(create_events(dev, pt->sent_down, 2));
+    return create_events(dev, pt->joined, 3);
 }
 
-/* What the options mean together, and what the backend can do; the
- * backend is known only here, after mgpu_main has chosen it. */
-static mgpu_status check_request(const streams_options *o, const mgpu_options *opt, int ndevices)
+/* The overlapped step of part P, book 11.3 (every wait: see just below).
+ * B and W are the parities of the buffers read and written, which with deep
+ * halos alternate once a cycle. */
+static mgpu_status step_overlapped(streams_domain *dom, int p, long long step, int compute)
 {
-    const char *mode = o->graph ? "--graph" : o->pipeline ? "--pipeline" : "--monitor";
-    if (opt->halo > 1 && (o->graph || o->pipeline || o->monitor))
-        return mgpu_error_set(MGPU_ERR_USAGE,
-                              "--halo: %s exchanges one row a step (accepted "
-                              "with %s: --halo=1)",
-                              mode, mode);
-    const char *refused = deep_overlap_refused(opt, ndevices);
-    if (o->overlap == STREAMS_OVERLAP_ON && refused)
-        return mgpu_error_set(MGPU_ERR_USAGE,
-                              "--halo: --overlap=on computes each device's first and last K "
-                              "rows in one pass of K steps, not with %s (accepted with "
-                              "--halo above 1: --halo up to %d with --time-block=K and 3K "
-                              "rows a device, or --overlap=off or auto)",
-                              refused, MGPU_TIME_BLOCK_MAX);
-    if (opt->halo > 1 && o->compare_exchange)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--halo: --compare-exchange times one-row "
-                                              "halos by cudaMemcpyPeer and "
-                                              "cudaMemcpyPeerAsync (accepted with it: "
-                                              "--halo=1)");
-    /* NCCL's transfers of a part are one group on its stream, issued by the
-     * stencil domain: nothing for the edge rows' own streams to overlap. */
-    if (opt->exchange == MGPU_EXCHANGE_NCCL && (o->overlap == STREAMS_OVERLAP_ON || o->graph))
-        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=nccl: each part's halos are one NCCL "
-                                              "group on its stream, issued as mgpu-single "
-                                              "does (accepted with it: --overlap=off or auto, "
-                                              "no --graph)");
-    if (o->graph + o->pipeline + o->monitor > 1)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--graph, --pipeline, --monitor: these are "
-                                              "modes (accepted: one of them at most)");
-    if (!o->pipeline && (o->chunks || o->streams || o->device_memory))
-        return mgpu_error_set(MGPU_ERR_USAGE, "--chunks, --streams, --device-memory: they "
-                                              "size the chunks of --pipeline, which was not "
-                                              "asked for");
-    if (o->compare_exchange && (o->pipeline || o->monitor))
-        return mgpu_error_set(MGPU_ERR_USAGE,
-                              "--compare-exchange: times the exchange of the "
-                              "default and --graph modes, not of %s",
-                              o->pipeline ? "--pipeline" : "--monitor");
-    if ((o->graph || o->monitor) && mgpu_backend_active() != MGPU_BACKEND_CUDA)
-        return mgpu_error_set(
-            MGPU_ERR_USAGE,
-            "%s: needs the CUDA backend, and this run has the %s backend, "
-            "which runs work as it is issued: %s (use --backend=cuda on a "
-            "machine with a GPU)",
-            o->graph ? "--graph" : "--monitor", mgpu_backend_name(mgpu_backend_active()),
-            o->graph ? "there is no graph to capture" : "no kernel is ever running to be watched");
-    if (o->graph && opt->exchange == MGPU_EXCHANGE_PEER)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=peer: cudaMemcpyPeer synchronises "
-                                              "the devices and cannot be captured into a "
-                                              "graph (accepted with --graph: peer-async, "
-                                              "direct)");
-    if (o->pipeline && opt->exchange != MGPU_EXCHANGE_AUTO)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange: --pipeline keeps the field in host "
-                                              "memory, where the devices' rows meet, and "
-                                              "exchanges nothing between devices (leave "
-                                              "--exchange out)");
-    if (o->monitor && opt->exchange != MGPU_EXCHANGE_AUTO && opt->exchange != MGPU_EXCHANGE_DIRECT)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange: --monitor's kernels write their "
-                                              "neighbours' halos themselves (accepted: "
-                                              "direct, or leave --exchange out)");
+    if (!mgpu_stencil_exchanges_at(dom->st, step)) /* inside a cycle: its pass is issued */
+        return compute ? mgpu_stencil_compute(dom->st, p, step) : MGPU_OK;
+    int b = mgpu_stencil_exchange_parity(dom->st, step), w = 1 - b;
+    streams_part *pt = &dom->part[p], *above = above_of(dom, p), *below = below_of(dom, p);
+    const mgpu_slab *s = slab_of(dom, p);
+    long long n = s->row_end - s->row_begin, first = s->row_begin, last = s->row_end - 1;
+    const long long k = dom->halo; /* rows a band; below 3K rows only K = 1 comes here */
+
+    /* U: the first row, then at once to the part above. */
+    if (above)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, above->sent_down[b]));
+    if (n >= 3 * k)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, pt->interior_done[b]));
+    else if (n == 2)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, pt->bottom_done[b]));
+    else if (below)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, below->sent_up[b]));
+    MGPU_TRY(rows(dom, p, step, first, first + k, compute, pt->up));
+    MGPU_TRY(mgpu_event_record(pt->top_done[w], pt->up));
+    MGPU_TRY(send_up(dom, p, w, pt->up));
+
+    /* D: the last row, then to the part below; a one-row part's D forwards
+     * the row U computed. */
+    if (n >= 2) {
+        if (below)
+            MGPU_TRY(mgpu_stream_wait_event(pt->down, below->sent_up[b]));
+        MGPU_TRY(
+            mgpu_stream_wait_event(pt->down, n >= 3 * k ? pt->interior_done[b] : pt->top_done[b]));
+        MGPU_TRY(rows(dom, p, step, last + 1 - k, last + 1, compute, pt->down));
+        MGPU_TRY(mgpu_event_record(pt->bottom_done[w], pt->down));
+    } else if (below) {
+        MGPU_TRY(mgpu_stream_wait_event(pt->down, pt->top_done[w]));
+    }
+    MGPU_TRY(send_down(dom, p, w, pt->down));
+
+    /* C: the rows between, once the edge rows they read are computed; it
+     * never waits for a send. */
+    if (n >= 3 * k) {
+        MGPU_TRY(mgpu_stream_wait_event(pt->interior, pt->top_done[b]));
+        MGPU_TRY(mgpu_stream_wait_event(pt->interior, pt->bottom_done[b]));
+        MGPU_TRY(rows(dom, p, step, first + k, last + 1 - k, compute, pt->interior));
+        MGPU_TRY(mgpu_event_record(pt->interior_done[w], pt->interior));
+    }
     return MGPU_OK;
 }
 
-/* ------------------------------------------------- the overlapped steps */
+/* Which waits step_overlapped needs, and why they are enough.  Step t reads
+ * buffer b = t%2 and writes w = 1-b, and the buffers alternate, so step t
+ * writes the buffer that step t-1 read.
+ * A part of R rows: U (up stream) computes row 1, then sends it into the
+ * above part's bottom halo of buffer w; D (down stream) does row R and the
+ * part below; C (interior stream) computes rows 2..R-1.
+ *  - Reads after writes.  Row r of step t reads rows r-1..r+1 of b, written at
+ *    step t-1 by whoever computed them, or sent by a neighbour.  So U waits
+ *    for the above part's send (its halo row 0) and for C (row 2); D for the
+ *    below part's send and for C; C for U and D (rows 1 and R).  With R = 2,
+ *    U and D wait for each other instead of C; with R = 1, U computes the one
+ *    row from both halos, and D only forwards it down once U is done.
+ *  - Writes after reads.  Step t writes the rows of w that step t-1 read to
+ *    compute the same rows' neighbours: exactly the computations the waits
+ *    above already wait for, so nothing more is needed.
+ *  - A halo written before the neighbour has read it.  U's send at step t
+ *    writes the above part's bottom halo of w, which that part read at step
+ *    t-1 to compute its last row.  U already waited, at step t, for that
+ *    part's send of the same step t-1, issued after that very computation.
+ *  - A send before its row: the row's computation and its send are on one
+ *    stream.
+ * Each event is recorded once per buffer: waits for the b events of step t-1
+ * are all issued before any part records them again at step t+1.  C never
+ * waits for a send, so the interior of step t+1 starts as soon as the
+ * interior of step t is done, and the sends fly meanwhile.
+ *
+ * --overlap=off issues the same work without the overlap: one stream per
+ * part, which waits for both halos, computes every row and then sends.
+ *
+ * Deep halos (--halo=K, one pass of K steps a cycle) are the same step with
+ * bands of K rows for rows and cycles for steps: U computes the first K
+ * rows, K steps in one pass, and sends them as one block into the above
+ * part's K halo rows; D the last K; C the rows between.  Every band's pass
+ * reads K rows beyond it, which lie in the same neighbours as the one row
+ * does at K = 1 when a part has 3K rows or more (program.c asks for that),
+ * so the waits are the ones above, once a cycle; the steps between only
+ * check for an injected fault. */
 
-/* WARMUP untimed runs, then REPEATS timed ones: their times into SECONDS
- * and the host's time to issue them into HOST. */
-static mgpu_status time_runs(streams_domain *dom, const mgpu_run *run, int compute,
-                             mgpu_graph *graph, double *seconds, double *host)
+/* Without overlap: both halos, every row, then both sends, on one stream.
+ * In mode direct that is one kernel, which stores its edge rows into the
+ * neighbours' halos as it computes them (mgpu_stencil_compute); both sends
+ * are then one point of this stream, and a neighbour above and below that
+ * is one part (two parts, periodic) is waited for once, a part that is its
+ * own neighbour (one part, periodic) not at all: its stream is ordered. */
+static mgpu_status step_serial(streams_domain *dom, int p, long long step, int compute)
 {
-    for (int r = 0; r < run->warmup + run->repeats; r++) {
-        double s, h;
-        mgpu_progress_run(run->progress, r);
-        MGPU_TRY(streams_run(dom, run->opt->steps, compute, graph, run->progress, &s, &h));
-        if (r >= run->warmup) {
-            seconds[r - run->warmup] = s;
-            host[r - run->warmup] = h;
+    int b = (int) (step & 1), w = 1 - b;
+    streams_part *pt = &dom->part[p], *above = above_of(dom, p), *below = below_of(dom, p);
+    const mgpu_slab *s = slab_of(dom, p);
+    bool fused = compute && dom->mode == MGPU_EXCHANGE_DIRECT;
+    if (above && above != pt)
+        MGPU_TRY(mgpu_stream_wait_event(pt->interior, above->sent_down[b]));
+    if (below && below != pt && !(fused && below == above))
+        MGPU_TRY(mgpu_stream_wait_event(pt->interior, below->sent_up[b]));
+    if (!fused) {
+        MGPU_TRY(rows(dom, p, step, s->row_begin, s->row_end, compute, pt->interior));
+        MGPU_TRY(send_up(dom, p, w, pt->interior));
+        return send_down(dom, p, w, pt->interior);
+    }
+    MGPU_TRY(mgpu_stencil_compute(dom->st, p, step));
+    if (above && above != pt)
+        MGPU_TRY(mgpu_event_record(pt->sent_up[w], pt->interior));
+    if (below && below != pt)
+        MGPU_TRY(mgpu_event_record(pt->sent_down[w], pt->interior));
+    return MGPU_OK;
+}
+
+static mgpu_status issue_step(streams_domain *dom, long long step, int compute)
+{
+    for (int p = 0; p < dom->nparts; p++) {
+        MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+        if (dom->overlap)
+            MGPU_TRY(step_overlapped(dom, p, step, compute));
+        else
+            MGPU_TRY(step_serial(dom, p, step, compute));
+    }
+    return MGPU_OK;
+}
+
+mgpu_status streams_step(streams_domain *dom, long long step, int compute)
+{
+    mgpu_trace_begin(MGPU_TRACE_STEP, MGPU_TRACE_ALL, step);
+    mgpu_status status = issue_step(dom, step, compute);
+    mgpu_trace_end();
+    return status;
+}
+
+/* ------------------------------------------------ the parts and their sends */
+
+static const mgpu_slab *slab_of(const streams_domain *dom, int p)
+{
+    return mgpu_stencil_slab(dom->st, p);
+}
+
+static streams_part *above_of(streams_domain *dom, int p)
+{
+    int a = mgpu_stencil_above(dom->st, p);
+    return a >= 0 ? &dom->part[a] : NULL;
+}
+
+static streams_part *below_of(streams_domain *dom, int p)
+{
+    int b = mgpu_stencil_below(dom->st, p);
+    return b >= 0 ? &dom->part[b] : NULL;
+}
+
+/* Without overlap, the edge rows go on the interior stream too. */
+static mgpu_stream *up_stream(const streams_domain *dom, const streams_part *pt)
+{
+    return dom->overlap ? pt->up : pt->interior;
+}
+
+static mgpu_stream *down_stream(const streams_domain *dom, const streams_part *pt)
+{
+    return dom->overlap ? pt->down : pt->interior;
+}
+
+static mgpu_status create_events(int device, mgpu_event **events, int n)
+{
+    for (int k = 0; k < n; k++)
+        MGPU_TRY(mgpu_event_create(device, 0, &events[k]));
+    return MGPU_OK;
+}
+
+mgpu_status streams_domain_create(streams_domain *dom, const mgpu_options *opt, int nparts,
+                                  mgpu_exchange mode, int overlap)
+{
+    memset(dom, 0, sizeof *dom);
+    mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, nparts);
+    desc.exchange = mode;
+    MGPU_TRY(mgpu_stencil_create(&dom->st, &desc));
+    dom->nparts = nparts;
+    dom->mode = mgpu_stencil_exchange_mode(dom->st);
+    dom->overlap = overlap;
+    dom->halo = opt->halo;
+    for (int p = 0; p < nparts; p++)
+        MGPU_TRY(create_part(dom, p));
+    return mgpu_event_create(slab_of(dom, 0)->device, 0, &dom->fork);
+}
+
+static void destroy_events(mgpu_event **events, int n)
+{
+    for (int k = 0; k < n; k++)
+        mgpu_event_destroy(events[k]);
+}
+
+void streams_domain_destroy(streams_domain *dom)
+{
+    for (int p = 0; p < dom->nparts; p++) {
+        streams_part *pt = &dom->part[p];
+        /* Nothing may still use the stencil's buffers when it goes. */
+        if (pt->up)
+            mgpu_stream_synchronize(pt->up);
+        if (pt->down)
+            mgpu_stream_synchronize(pt->down);
+        mgpu_stream_destroy(pt->up);
+        mgpu_stream_destroy(pt->down);
+        destroy_events(pt->top_done, 2);
+        destroy_events(pt->bottom_done, 2);
+        destroy_events(pt->interior_done, 2);
+        destroy_events(pt->sent_up, 2);
+        destroy_events(pt->sent_down, 2);
+        destroy_events(pt->joined, 3);
+    }
+    mgpu_event_destroy(dom->fork);
+    mgpu_stencil_destroy(dom->st);
+    memset(dom, 0, sizeof *dom);
+}
+
+/* Copy the block of ROW (the row, or its K rows) of part FROM's buffer B
+ * into the block HALO of part TO's buffer B, on STREAM of FROM's device, the
+ * current one. */
+static mgpu_status copy_block(const streams_domain *dom, int from, mgpu_row row, int to,
+                              mgpu_row halo, int b, mgpu_stream *stream)
+{
+    const long long at = (long long) b * dom->halo; /* a step whose field is in buffer B */
+    const float *src = mgpu_stencil_block(dom->st, from, at, row);
+    float *dst = mgpu_stencil_block(dom->st, to, at, halo);
+    int src_dev = slab_of(dom, from)->device, dst_dev = slab_of(dom, to)->device;
+    size_t bytes = mgpu_stencil_block_bytes(dom->st);
+    switch (dom->mode) {
+    case MGPU_EXCHANGE_PEER:
+        /* Waits for all work on both devices, and all their later work for
+         * it: what the book's table 11.1 measures against the next mode. */
+        return mgpu_copy_peer(dst, dst_dev, src, src_dev, bytes);
+    case MGPU_EXCHANGE_DIRECT:
+        return mgpu_copy_row_kernel(dst, src, (long long) (bytes / sizeof(float)), stream);
+    default:
+        return mgpu_copy_peer_async(dst, dst_dev, src, src_dev, bytes, stream);
+    }
+}
+
+/* copy_block in a range inside its step's (streams_step); the range's payload
+ * is B, the parity of the buffer written, all that is known here. */
+static mgpu_status send_block(const streams_domain *dom, int from, mgpu_row row, int to,
+                              mgpu_row halo, int b, mgpu_stream *stream)
+{
+    mgpu_trace_begin(MGPU_TRACE_SEND, slab_of(dom, from)->device, b);
+    mgpu_status status = copy_block(dom, from, row, to, halo, b, stream);
+    mgpu_trace_end();
+    return status;
+}
+
+/* Part P's first row (K rows) of buffer B into the above part's bottom
+ * halo, its last into the below part's top halo, each announced by its
+ * event. */
+static mgpu_status send_up(streams_domain *dom, int p, int b, mgpu_stream *stream)
+{
+    int above = mgpu_stencil_above(dom->st, p);
+    if (above < 0)
+        return MGPU_OK;
+    MGPU_TRY(send_block(dom, p, MGPU_ROW_FIRST, above, MGPU_ROW_HALO_BOTTOM, b, stream));
+    return mgpu_event_record(dom->part[p].sent_up[b], stream);
+}
+
+static mgpu_status send_down(streams_domain *dom, int p, int b, mgpu_stream *stream)
+{
+    int below = mgpu_stencil_below(dom->st, p);
+    if (below < 0)
+        return MGPU_OK;
+    MGPU_TRY(send_block(dom, p, MGPU_ROW_LAST, below, MGPU_ROW_HALO_TOP, b, stream));
+    return mgpu_event_record(dom->part[p].sent_down[b], stream);
+}
+
+mgpu_status streams_mark(streams_domain *dom, long long step, int send)
+{
+    int b = mgpu_stencil_exchange_parity(dom->st, step);
+    for (int p = 0; p < dom->nparts; p++) {
+        streams_part *pt = &dom->part[p];
+        mgpu_stream *up = up_stream(dom, pt), *down = down_stream(dom, pt);
+        MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+        MGPU_TRY(mgpu_event_record(pt->top_done[b], up));
+        MGPU_TRY(mgpu_event_record(pt->bottom_done[b], down));
+        MGPU_TRY(mgpu_event_record(pt->interior_done[b], pt->interior));
+        if (send) {
+            MGPU_TRY(send_up(dom, p, b, up));
+            MGPU_TRY(send_down(dom, p, b, down));
+        } else {
+            MGPU_TRY(mgpu_event_record(pt->sent_up[b], up));
+            MGPU_TRY(mgpu_event_record(pt->sent_down[b], down));
         }
     }
     return MGPU_OK;
 }
 
-static double median(double *samples, int n) { return mgpu_stats_of(samples, n).median; }
-
-/* The median time of the same runs done otherwise (WHAT, on the progress
- * line): the other overlap setting, no graph, or the halos alone with
- * another exchange mode. */
-static mgpu_status time_variant(streams_domain *dom, const mgpu_run *run, const char *what,
-                                int compute, double *seconds, double *host)
+/* Rows [R0, R1) (global) of part P at STEP on STREAM, unless COMPUTE is 0. */
+static mgpu_status rows(streams_domain *dom, int p, long long step, long long r0, long long r1,
+                        int compute, mgpu_stream *stream)
 {
-    mgpu_progress_begin(run->progress, what, run->warmup, run->repeats, compute);
-    double *s = calloc((size_t) run->repeats, sizeof *s);
-    double *h = calloc((size_t) run->repeats, sizeof *h);
-    mgpu_status status = s && h ? time_runs(dom, run, compute, NULL, s, h)
-                                : mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory");
-    if (status == MGPU_OK) {
-        *seconds = median(s, run->repeats);
-        *host = median(h, run->repeats);
+    if (!compute)
+        return MGPU_OK;
+    return mgpu_stencil_compute_rows(dom->st, p, step, r0, r1, stream);
+}
+
+/* The streams part P uses, but the origin (part 0's interior stream). */
+static int streams_in_use(const streams_domain *dom, int p, mgpu_stream **s)
+{
+    const streams_part *pt = &dom->part[p];
+    int n = 0;
+    if (dom->overlap) {
+        s[n++] = pt->up;
+        s[n++] = pt->down;
     }
-    free(s);
-    free(h);
-    return status;
+    if (p > 0)
+        s[n++] = pt->interior;
+    return n;
 }
 
-/* Table 11.1: the halos alone, each step, by cudaMemcpyPeer and by
- * cudaMemcpyPeerAsync. */
-static mgpu_status compare_exchange(streams_domain *dom, const mgpu_run *run)
+mgpu_status streams_fork(streams_domain *dom)
 {
-    static const mgpu_exchange modes[2] = {MGPU_EXCHANGE_PEER, MGPU_EXCHANGE_PEER_ASYNC};
-    static const char *const keys[2] = {"halo_peer_ms", "halo_peer_async_ms"};
-    static const char *const names[2] = {"halos by cudaMemcpyPeer", "halos by cudaMemcpyPeerAsync"};
-    mgpu_exchange mode = dom->mode;
-    double ms[2], host;
-    mgpu_status status = MGPU_OK;
-    for (int k = 0; k < 2 && status == MGPU_OK; k++) {
-        dom->mode = modes[k];
-        status = time_variant(dom, run, names[k], 0, &ms[k], &host);
-        ms[k] *= 1e3 / (double) run->opt->steps;
-        mgpu_record_set_number(run->record, keys[k], ms[k]);
+    mgpu_stream *origin = dom->part[0].interior;
+    MGPU_TRY(mgpu_device_set(slab_of(dom, 0)->device));
+    MGPU_TRY(mgpu_event_record(dom->fork, origin));
+    for (int p = 0; p < dom->nparts; p++) {
+        mgpu_stream *s[3];
+        int n = streams_in_use(dom, p, s);
+        MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+        for (int k = 0; k < n; k++)
+            MGPU_TRY(mgpu_stream_wait_event(s[k], dom->fork));
     }
-    dom->mode = mode;
-    if (status == MGPU_OK)
-        mgpu_record_set_number(run->record, "halo_async_gain", ms[0] / ms[1]);
-    return status;
+    return MGPU_OK;
 }
 
-/* The record's own fields: the mode's comparison, measured in this run. */
-static mgpu_status compare(const streams_options *o, streams_domain *dom, const mgpu_run *run,
-                           double time_s, double host_s)
+mgpu_status streams_join(streams_domain *dom)
 {
-    mgpu_record *rec = run->record;
-    double steps = (double) run->opt->steps, other_s, other_host_s;
-    mgpu_record_set_text(rec, "mode", o->graph ? "graph" : "overlap");
-    mgpu_record_set_text(rec, "overlap", dom->overlap ? "on" : "off");
-    mgpu_record_set_number(rec, "host_us_per_step", host_s / steps * 1e6);
-    if (o->graph) {
-        MGPU_TRY(time_variant(dom, run, "without the graph", 1, &other_s, &other_host_s));
-        mgpu_record_set_number(rec, "time_nograph_s", other_s);
-        mgpu_record_set_number(rec, "host_us_per_step_nograph", other_host_s / steps * 1e6);
-        mgpu_record_set_number(rec, "graph_gain", other_s / time_s);
-    } else if (!deep_overlap_refused(run->opt, dom->nparts) && dom->mode != MGPU_EXCHANGE_NCCL) {
-        /* With NCCL, or deep halos that cannot overlap, the stencil domain
-         * steps, overlap or not: there is no other variant to time. */
-        dom->overlap = !dom->overlap;
-        mgpu_status status = time_variant(dom, run, dom->overlap ? "overlap on" : "overlap off", 1,
-                                          &other_s, &other_host_s);
-        dom->overlap = !dom->overlap;
-        MGPU_TRY(status);
-        double on = dom->overlap ? time_s : other_s, off = dom->overlap ? other_s : time_s;
-        mgpu_record_set_number(rec, "time_overlap_on_s", on);
-        mgpu_record_set_number(rec, "time_overlap_off_s", off);
-        mgpu_record_set_number(rec, "overlap_gain", off / on);
+    mgpu_stream *origin = dom->part[0].interior;
+    for (int p = 0; p < dom->nparts; p++) {
+        mgpu_stream *s[3];
+        int n = streams_in_use(dom, p, s);
+        for (int k = 0; k < n; k++) {
+            MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+            MGPU_TRY(mgpu_event_record(dom->part[p].joined[k], s[k]));
+            MGPU_TRY(mgpu_device_set(slab_of(dom, 0)->device));
+            MGPU_TRY(mgpu_stream_wait_event(origin, dom->part[p].joined[k]));
+        }
     }
-    return o->compare_exchange ? compare_exchange(dom, run) : MGPU_OK;
+    return MGPU_OK;
 }
 
-/* The asked runs, the field they leave, then (for the record) the runs to
- * compare them with, which overwrite that field. */
-static mgpu_status measure(const streams_options *o, streams_domain *dom, mgpu_run *run,
-                           mgpu_graph *graph)
+mgpu_status streams_synchronize(streams_domain *dom)
 {
-    double *host = calloc((size_t) run->repeats, sizeof *host);
-    if (!host)
-        return mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory");
-    mgpu_status status = time_runs(dom, run, run->compute, graph, run->seconds, host);
-    /* The host waits for the devices only at the end of a run. */
-    for (int r = 0; r < run->repeats && status == MGPU_OK; r++)
-        run->waited[r] = run->seconds[r] - host[r];
-    if (status == MGPU_OK && run->field)
-        status = mgpu_stencil_gather_all(dom->st, run->opt->steps, run->field);
-    /* mgpu_stats_of sorts the samples in place; the driver sorts them anyway. */
-    if (status == MGPU_OK && run->record && run->compute)
-        status = compare(o, dom, run, median(run->seconds, run->repeats),
-                         median(host, run->repeats));
-    free(host);
-    return status;
-}
-
-static mgpu_status overlapped(const streams_options *o, mgpu_run *run)
-{
-    /* cudaMemcpyPeerAsync needs no peer access (the driver stages the copy
-     * where there is none), so it is the default on any machine. */
-    mgpu_exchange mode = run->opt->exchange == MGPU_EXCHANGE_AUTO ? MGPU_EXCHANGE_PEER_ASYNC
-                                                                  : run->opt->exchange;
-    int overlap = (int) o->overlap;
-    if (o->overlap == STREAMS_OVERLAP_AUTO) {
-        mgpu_slab slabs[MGPU_MAX_DEVICES];
-        MGPU_TRY(mgpu_decompose(run->opt->ny, run->ndevices, slabs));
-        long long cells = (slabs[0].row_end - slabs[0].row_begin) * run->opt->nx;
-        long long least = o->graph ? OVERLAP_MIN_CELLS_GRAPH : OVERLAP_MIN_CELLS;
-        overlap = run->ndevices > 1 && cells >= least &&
-                  !deep_overlap_refused(run->opt, run->ndevices) && mode != MGPU_EXCHANGE_NCCL;
+    for (int p = 0; p < dom->nparts; p++) {
+        streams_part *pt = &dom->part[p];
+        MGPU_TRY(mgpu_stream_synchronize(pt->up));
+        MGPU_TRY(mgpu_stream_synchronize(pt->down));
+        MGPU_TRY(mgpu_stream_synchronize(pt->interior));
     }
-    streams_domain dom;
-    mgpu_graph *graph = NULL;
-    mgpu_status status = streams_domain_create(&dom, run->opt, run->ndevices, mode, overlap);
-    if (status == MGPU_OK && run->record)
-        run->record->exchange = dom.mode;
-    if (status == MGPU_OK && o->graph)
-        status = streams_graph_capture(&dom, run->opt->steps, run->compute, &graph);
-    if (status == MGPU_OK)
-        status = measure(o, &dom, run, graph);
-    mgpu_graph_destroy(graph);
-    streams_domain_destroy(&dom);
-    return status;
+    return MGPU_OK;
 }
 
-static mgpu_status streams_strategy(void *ctx, mgpu_run *run)
+/* Deep halos without the overlap, and mode nccl: the stencil domain's
+ * steps, as one thread issues them in mgpu-single (every part sends, then
+ * every part receives and computes); in modes peer-async and direct nothing
+ * waits on the host, the streams order themselves through the domain's
+ * events, and in mode nccl every part's transfers of a step go out as one
+ * group on the parts' streams.  The edge-row streams and events stay idle. */
+static bool domain_steps(const streams_domain *dom)
 {
-    const streams_options *o = ctx;
-    MGPU_TRY(check_request(o, run->opt, run->ndevices));
-    if (o->pipeline)
-        return streams_pipeline(o, run);
-    if (o->monitor)
-        return streams_monitor(o, run);
-    return overlapped(o, run);
+    return (dom->halo > 1 && !dom->overlap) || dom->mode == MGPU_EXCHANGE_NCCL;
 }
 
-/* ------------------------------------------------------------- main */
-
-int main(int argc, char **argv)
+static mgpu_status send_all(streams_domain *dom, long long step)
 {
-    return mgpu_main(&program, argc, argv, streams_strategy, &options);
+    for (int p = 0; p < dom->nparts; p++) {
+        MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+        MGPU_TRY(mgpu_stencil_send(dom->st, p, step));
+    }
+    return MGPU_OK;
+}
+
+static mgpu_status deep_steps(streams_domain *dom, long long steps, int compute)
+{
+    for (long long step = 0; step < steps; step++) {
+        MGPU_TRY(mgpu_stencil_send_begin(dom->st));
+        mgpu_status sent = send_all(dom, step);
+        mgpu_status ended = mgpu_stencil_send_end(dom->st);
+        MGPU_TRY(sent);
+        MGPU_TRY(ended);
+        for (int p = 0; p < dom->nparts; p++) {
+            MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+            MGPU_TRY(mgpu_stencil_recv(dom->st, p, step));
+            if (compute)
+                MGPU_TRY(mgpu_stencil_compute(dom->st, p, step));
+        }
+    }
+    return MGPU_OK;
+}
+
+mgpu_status streams_run(streams_domain *dom, long long steps, int compute, mgpu_graph *graph,
+                        mgpu_progress *progress, double *seconds, double *host_seconds)
+{
+    for (int p = 0; p < dom->nparts; p++)
+        MGPU_TRY(mgpu_stencil_reset(dom->st, p));
+    /* The reset's last copy (device to device) may still run on each
+     * device's default stream when it returns; the neighbours' sends, on
+     * their own devices' streams, must not meet it. */
+    for (int p = 0; p < dom->nparts; p++)
+        MGPU_TRY(mgpu_device_synchronize(slab_of(dom, p)->device));
+    double start = mgpu_now();
+    if (domain_steps(dom)) {
+        MGPU_TRY(deep_steps(dom, steps, compute));
+        *host_seconds = mgpu_now() - start;
+        for (int p = 0; p < dom->nparts; p++)
+            MGPU_TRY(mgpu_stencil_synchronize(dom->st, p));
+        *seconds = mgpu_now() - start;
+        return MGPU_OK;
+    }
+    MGPU_TRY(streams_mark(dom, 0, 1));
+    long long step = 0;
+    if (graph)
+        MGPU_TRY(streams_graph_replay(dom, graph, steps, &step));
+    mgpu_progress_step(progress, step);
+    for (; step < steps; step++) {
+        MGPU_TRY(streams_step(dom, step, compute));
+        mgpu_progress_step(progress, step + 1);
+    }
+    *host_seconds = mgpu_now() - start;
+    MGPU_TRY(streams_synchronize(dom));
+    *seconds = mgpu_now() - start;
+    return MGPU_OK;
 }

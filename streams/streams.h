@@ -25,7 +25,7 @@ typedef struct streams_options {
     long long device_memory;    /* --pipeline: bytes per device; 0: what is free */
 } streams_options;
 
-/* ------------------------------------------------ the overlapped step (overlap.c) */
+/* ------------------------------------------------ the overlapped step (streams.c) */
 
 /* One part's streams and events.  Each event comes twice, indexed by the
  * buffer (0 or 1) whose rows it announces: the step that writes buffer w
