@@ -215,6 +215,8 @@ static mgpu_status worker_failure(const shared *sh, mgpu_status status)
 
 /* ------------------------------------------------- the rest of a worker */
 
+/* The process-shared barrier in the shared mapping, one party per worker;
+ * the time a worker spends there is time it waited. */
 static mgpu_status barrier(void *ctx)
 {
     worker *w = ctx;
