@@ -34,8 +34,8 @@ static int worker_main(shared *sh, const mgpu_run *run, int part, mgpu_backend b
 static mgpu_status worker_failure(const shared *sh, mgpu_status status);
 
 /* Fork a worker per device, which runs worker_main in a process of its own,
- * and wait for them all.  mgpu_workers_wait reaps them (waitpid, lib/
- * supervise.c): one that fails or dies makes it stop the others, so that
+ * and wait for them all.  mgpu_workers_wait (lib/supervise.c) reaps them
+ * with waitpid: one that fails or dies makes it stop the others, so that
  * nobody waits forever at the barrier; SIGINT or SIGTERM makes it stop them
  * all; and no worker outlives the parent.  A worker that failed said why:
  * that, rather than how it ended, is the run's failure. */
