@@ -1,29 +1,12 @@
 /* fork.c - mgpu-fork: one worker process per device (book 10.2).
  *
- * The parent forks a worker for each device, and each worker drives its
- * device as a program of its own would: it makes its own CUDA context (one
- * made before fork is not inherited, and the CUDA runtime is not fork-safe,
- * so the parent makes none before forking), holds its own slab of the grid
- * and steps it.  Processes share no memory but what the parent mapped
- * MAP_SHARED before forking: the step barrier, the halo slots, the IPC
+ * The parent forks a worker for each device and waits for them.  Each worker
+ * drives its device as a program of its own would: it makes its own CUDA
+ * context (one made before fork is not inherited, and the CUDA runtime is not
+ * fork-safe, so the parent makes none before forking), holds its own slab of
+ * the grid and steps it.  Processes share no memory but what the parent
+ * mapped MAP_SHARED before forking: the step barrier, the halo slots, the IPC
  * handles, the NCCL id, the timings, the failure reports and the result.
- * Halo rows cross between processes in one of three ways (--exchange), K rows
- * at a time every K steps with --halo=K:
- *   staged  each worker copies its edge rows into pinned shared host memory;
- *           after the barrier its neighbours copy them into their halos;
- *   ipc     CUDA IPC: each worker maps its neighbours' device buffers and
- *           signals into its own address space; its kernels store one-row
- *           halos straight into the neighbours' buffers (deep halos are
- *           copied at each exchange), device to device, ordered on the
- *           devices by the signals, with no barrier (lib/ipc-halo.c);
- *   nccl    each worker is one rank of an NCCL communicator, whose id the
- *           parent made before forking (ncclGetUniqueId makes no CUDA call)
- *           and left in the shared mapping; a worker's transfers of an
- *           exchange are one group on its stream (lib/stencil.c), matched by
- *           NCCL with its neighbours', and no barrier is needed for them.
- * The parent only watches (mgpu_workers_run): a worker that fails or dies
- * makes it stop the others, so that nobody waits forever at the barrier;
- * SIGINT or SIGTERM makes it stop them all; and no worker outlives it.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -37,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "mgpu.h"
 #include "mgpu/harness.h"
@@ -44,17 +28,102 @@
 #include "mgpu/processes.h"
 #include "trace.h"
 
-static const mgpu_program program = {
-    .name = "mgpu-fork",
-    .strategy = "fork",
-    .summary = "one worker process per device (fork); halos through shared host memory, "
-               "CUDA IPC or NCCL",
-    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC) |
-                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL),
-    .forks = 1,
-    .binds_workers = 1,
-    .deep_halo = 1,
-};
+typedef struct shared shared; /* what the processes share (below) */
+static int worker_main(shared *sh, const mgpu_run *run, int part, mgpu_backend backend,
+                       int host_devices);
+static mgpu_status worker_failure(const shared *sh, mgpu_status status);
+
+/* Fork a worker per device, which runs worker_main in a process of its own,
+ * and wait for them all.  mgpu_workers_wait (lib/supervise.c) reaps them
+ * with waitpid: one that fails or dies makes it stop the others, so that
+ * nobody waits forever at the barrier; SIGINT or SIGTERM makes it stop them
+ * all; and no worker outlives the parent.  A worker that failed said why:
+ * that, rather than how it ended, is the run's failure. */
+static mgpu_status run_workers(shared *sh, const mgpu_run *run, int *interrupted)
+{
+    /* The parent chose the backend but started no CUDA: the driver counted
+     * the devices in a child. */
+    mgpu_backend backend = mgpu_backend_active();
+    int host_devices;
+    mgpu_device_count(&host_devices);
+    mgpu_progress_elsewhere(run->progress);
+    mgpu_workers *workers;
+    MGPU_TRY(mgpu_workers_create(&workers, run->ndevices));
+    for (int p = 0; p < run->ndevices; p++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            mgpu_workers_enter(workers); /* dies with its parent */
+            _exit(worker_main(sh, run, p, backend, host_devices));
+        }
+        if (!mgpu_workers_add(workers, p, pid))
+            break; /* no fork: those running are stopped */
+    }
+    mgpu_status status = mgpu_workers_wait(workers, interrupted);
+    return status == MGPU_OK || status == MGPU_ERR_INTERRUPTED ? status
+                                                               : worker_failure(sh, status);
+}
+
+/* ---------------------------------------------------------- a worker */
+
+typedef struct worker {
+    const mgpu_run *run;
+    shared *sh;
+    int part, nparts;
+    mgpu_exchange mode;
+    mgpu_stencil *st;
+    bool registered;    /* staged: the slots are pinned here */
+    double waited;      /* seconds at barriers and for the device */
+    mgpu_ipc_halo *ipc; /* ipc: the neighbours' buffers and signals, mapped here */
+} worker;
+
+static mgpu_status exchange(worker *w, long long step);
+static mgpu_status barrier(void *ctx);
+static mgpu_status publish_edges(worker *w, long long step);
+static mgpu_status fetch_halos(worker *w, long long step);
+
+/* One step: the exchange at the steps that have one (every K-th), then the
+ * compute, a pass of up to T steps at a time between exchanges (--time-block,
+ * mgpu_stencil_compute).  ipc: nothing here waits for a device or another
+ * worker; the signals that order the neighbours' next copies and passes
+ * follow the compute on the device (lib/ipc-halo.c). */
+static mgpu_status one_step(worker *w, long long step)
+{
+    mgpu_stencil *st = w->st;
+    if (mgpu_stencil_exchanges_at(st, step))
+        MGPU_TRY(exchange(w, step));
+    if (w->run->compute)
+        MGPU_TRY(mgpu_stencil_compute(st, w->part, step));
+    return w->mode == MGPU_EXCHANGE_IPC ? mgpu_ipc_halo_computed(w->ipc, step) : MGPU_OK;
+}
+
+/* The exchange at STEP (--exchange), K rows at a time with --halo=K:
+ *   staged  each worker copies its edge rows into pinned shared host memory;
+ *           after the process-shared barrier its neighbours copy them into
+ *           their halos;
+ *   ipc     CUDA IPC: its kernels stored one-row halos straight into the
+ *           neighbours' mapped buffers (deep halos are copied here), device
+ *           to device, ordered by signals on the devices (lib/ipc-halo.c);
+ *   nccl    one group of NCCL transfers on its stream, matched by NCCL with
+ *           its neighbours' (lib/stencil.c).
+ * Only staged meets the other workers. */
+static mgpu_status exchange(worker *w, long long step)
+{
+    if (w->mode == MGPU_EXCHANGE_NCCL) {
+        MGPU_TRY(mgpu_stencil_send(w->st, w->part, step));
+        return mgpu_stencil_recv(w->st, w->part, step);
+    }
+    if (w->mode == MGPU_EXCHANGE_IPC)
+        return mgpu_ipc_halo_exchange(w->ipc, step);
+    mgpu_trace_begin(MGPU_TRACE_SEND, w->part, step);
+    mgpu_status status = publish_edges(w, step);
+    mgpu_trace_end();
+    MGPU_TRY(status);
+    MGPU_TRY(barrier(w));
+    mgpu_trace_begin(MGPU_TRACE_RECV, w->part, step);
+    status = fetch_halos(w, step);
+    mgpu_trace_end();
+    return status;
+}
 
 /* -------------------------------------------- what the processes share */
 
@@ -71,14 +140,14 @@ typedef struct control {
     double seconds[];
 } control;
 
-typedef struct shared {
+struct shared {
     control *control;
     size_t control_bytes;
     float *slots; /* staged: [parity][part][first, last block][block] */
     size_t slot_bytes;
     float *result; /* the final field (nx * ny), when the driver asks for it */
     size_t result_bytes;
-} shared;
+};
 
 /* Memory that the parent and every worker share: an anonymous shared
  * mapping made before fork is inherited by each child at the same address.
@@ -137,23 +206,17 @@ static mgpu_status shared_create(shared *sh, const mgpu_run *run)
     return status;
 }
 
-/* ---------------------------------------------------------- a worker */
+/* The failure a worker reported, if one did; STATUS otherwise. */
+static mgpu_status worker_failure(const shared *sh, mgpu_status status)
+{
+    mgpu_status failed = mgpu_failure_status(&sh->control->failure);
+    return failed != MGPU_OK ? failed : status;
+}
 
-typedef struct worker {
-    const mgpu_run *run;
-    shared *sh;
-    int part, nparts;
-    mgpu_exchange mode;
-    mgpu_stencil *st;
-    bool registered;    /* staged: the slots are pinned here */
-    double waited;      /* seconds at barriers and for the device */
-    mgpu_ipc_halo *ipc; /* ipc: the neighbours' buffers and signals, mapped here */
-} worker;
+/* ------------------------------------------------- the rest of a worker */
 
-static mgpu_stream *stream_of(const worker *w) { return mgpu_stencil_stream(w->st, w->part); }
-
-static size_t block_bytes(const worker *w) { return mgpu_stencil_block_bytes(w->st); }
-
+/* The process-shared barrier in the shared mapping, one party per worker;
+ * the time a worker spends there is time it waited. */
 static mgpu_status barrier(void *ctx)
 {
     worker *w = ctx;
@@ -164,6 +227,10 @@ static mgpu_status barrier(void *ctx)
         return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_barrier_wait: %s", strerror(rc));
     return MGPU_OK;
 }
+
+static mgpu_stream *stream_of(const worker *w) { return mgpu_stencil_stream(w->st, w->part); }
+
+static size_t block_bytes(const worker *w) { return mgpu_stencil_block_bytes(w->st); }
 
 /* auto: ipc when every pair of the devices can reach each other's memory,
  * which CUDA IPC between two devices needs; staged otherwise, and always on
@@ -194,7 +261,17 @@ static mgpu_status ipc_connect(worker *w)
 }
 
 /* staged: part P's FIRST or LAST block of the field before exchange step
- * STEP, in the shared slots. */
+ * STEP, in the shared slots.  Before the barrier of an exchange each worker
+ * copies its edge blocks into its slots of that exchange's parity and waits
+ * for the copy; after it, each copies its neighbours' slots into its halos.
+ * The slots are double buffered by parity because a fast worker, already
+ * publishing the next exchange, must not overwrite blocks that a slow
+ * neighbour is still copying for this one.  It cannot publish into this
+ * parity again before the exchange after next, past the barrier of the next,
+ * which the slow neighbour reaches only once its copies of this one are done
+ * (publishing waits for its stream, which holds them).  The field before an
+ * exchange step is in the buffer mgpu_stencil_buffer_index says, the same in
+ * every part. */
 static float *slot(const worker *w, long long step, int p, mgpu_row edge)
 {
     size_t index =
@@ -233,58 +310,8 @@ static mgpu_status fetch_halos(worker *w, long long step)
     return MGPU_OK;
 }
 
-/* The exchange at STEP: publish, meet, fetch (staged); the IPC halos' waits
- * and copies (ipc); or with NCCL the stencil domain's transfers.  Only
- * staged meets the other workers. */
-static mgpu_status exchange(worker *w, long long step)
-{
-    if (w->mode == MGPU_EXCHANGE_NCCL) {
-        MGPU_TRY(mgpu_stencil_send(w->st, w->part, step));
-        return mgpu_stencil_recv(w->st, w->part, step);
-    }
-    if (w->mode == MGPU_EXCHANGE_IPC)
-        return mgpu_ipc_halo_exchange(w->ipc, step);
-    mgpu_trace_begin(MGPU_TRACE_SEND, w->part, step);
-    mgpu_status status = publish_edges(w, step);
-    mgpu_trace_end();
-    MGPU_TRY(status);
-    MGPU_TRY(barrier(w));
-    mgpu_trace_begin(MGPU_TRACE_RECV, w->part, step);
-    status = fetch_halos(w, step);
-    mgpu_trace_end();
-    return status;
-}
-
-/* The steps of one run.  With --halo=K the workers exchange K-row blocks at
- * the steps that are multiples of K (every step when K is 1), and under
- * staged meet at a barrier only there; the steps between compute the shrinking trapezoid, a
- * pass of up to T steps at a time (mgpu_stencil_compute).  A cycle is the K
- * steps from one exchange to the next; the field before an exchange step is
- * in the buffer mgpu_stencil_buffer_index says, the same in every part.
- *
- * staged: before the barrier of an exchange each worker copies its edge
- * blocks into its slots of that exchange's parity and waits for the copy;
- * after it, each copies its neighbours' slots into its halos.  The slots are
- * double buffered by parity because a fast worker, already publishing the
- * next exchange, must not overwrite blocks that a slow neighbour is still
- * copying for this one.  It cannot publish into this parity again before the
- * exchange after next, past the barrier of the next, which the slow
- * neighbour reaches only once its copies of this one are done (publishing
- * waits for its stream, which holds them).
- *
- * ipc: nothing here waits for a device or another worker; the library's
- * CUDA IPC halos order the copies and the passes of neighbouring workers by
- * signals on the devices (lib/ipc-halo.c). */
-static mgpu_status one_step(worker *w, long long step)
-{
-    mgpu_stencil *st = w->st;
-    if (mgpu_stencil_exchanges_at(st, step))
-        MGPU_TRY(exchange(w, step));
-    if (w->run->compute)
-        MGPU_TRY(mgpu_stencil_compute(st, w->part, step));
-    return w->mode == MGPU_EXCHANGE_IPC ? mgpu_ipc_halo_computed(w->ipc, step) : MGPU_OK;
-}
-
+/* The steps of one run.  Under staged the workers meet at a barrier only at
+ * the steps that exchange. */
 static mgpu_status run_steps(worker *w, mgpu_progress *progress)
 {
     for (long long step = 0; step < w->run->opt->steps; step++) {
@@ -376,59 +403,49 @@ static void report_failure(control *c, int part, mgpu_status status)
     mgpu_failure_record(&c->failure, status, 0);
 }
 
-/* What every worker process is given: the shared memory, the run, and the
- * backend the parent chose (without starting CUDA). */
-typedef struct worker_args {
-    shared *sh;
-    const mgpu_run *run;
-    mgpu_backend backend;
-    int host_devices;
-} worker_args;
-
-/* The life of worker PART, in its own process; returns its exit status. */
-static int worker_main(void *ctx, int part)
+/* The life of worker PART, in its own process, given the shared memory,
+ * the run, and the backend the parent chose (without starting CUDA);
+ * returns its exit status. */
+static int worker_main(shared *sh, const mgpu_run *run, int part, mgpu_backend backend,
+                       int host_devices)
 {
-    const worker_args *a = ctx;
-    worker w = {.run = a->run, .sh = a->sh, .part = part, .nparts = a->run->ndevices};
+    worker w = {.run = run, .sh = sh, .part = part, .nparts = run->ndevices};
     /* The worker's host kernels and initial field would take every core,
      * as would each of the others': each takes its share instead. */
-    mgpu_host_share_cores(a->run->ndevices);
+    mgpu_host_share_cores(run->ndevices);
     /* Bound before CUDA starts, so that the threads CUDA makes for its
      * context run near the device too. */
-    mgpu_bind_worker(a->run->opt->bind, part, a->run->ndevices, a->sh->control->binding.cpus[part]);
+    mgpu_bind_worker(run->opt->bind, part, run->ndevices, sh->control->binding.cpus[part]);
     /* CUDA starts here, in the worker, after the fork. */
-    mgpu_status status = mgpu_init(a->backend, a->host_devices);
+    mgpu_status status = mgpu_init(backend, host_devices);
     if (status == MGPU_OK)
         status = worker_run(&w);
     /* Worker 0 drew the progress line (its parent did not): it clears it,
      * before its parent prints a record or an error. */
     if (part == 0)
-        mgpu_progress_end(a->run->progress);
+        mgpu_progress_end(run->progress);
     if (status != MGPU_OK)
-        report_failure(a->sh->control, part, status);
+        report_failure(sh->control, part, status);
     worker_cleanup(&w, status != MGPU_OK);
     return status == MGPU_OK ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
-/* ------------------------------------------------------ the parent */
+/* ------------------------------------------------------ the program */
 
-/* Fork a worker per device and watch them to the end (mgpu_workers_run
- * stops them all when one fails or a signal comes).  A worker that failed
- * said why: that, rather than how it ended, is the run's failure. */
-static mgpu_status run_workers(shared *sh, const mgpu_run *run, int *interrupted)
-{
-    worker_args args = {.sh = sh, .run = run, .backend = mgpu_backend_active()};
-    mgpu_device_count(&args.host_devices); /* no CUDA: the driver counted in a child */
-    mgpu_progress_elsewhere(run->progress);
-    mgpu_status status = mgpu_workers_run(run->ndevices, worker_main, &args, interrupted);
-    if (status != MGPU_OK && status != MGPU_ERR_INTERRUPTED) {
-        mgpu_status failed = mgpu_failure_status(&sh->control->failure);
-        if (failed != MGPU_OK)
-            return failed;
-    }
-    return status;
-}
+static const mgpu_program program = {
+    .name = "mgpu-fork",
+    .strategy = "fork",
+    .summary = "one worker process per device (fork); halos through shared host memory, "
+               "CUDA IPC or NCCL",
+    .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC) |
+                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL),
+    .forks = 1,
+    .binds_workers = 1,
+    .deep_halo = 1,
+};
 
+/* A set of runs: the shared mapping made, the workers forked and waited for
+ * (run_workers), and what they left there read. */
 static mgpu_status fork_strategy(void *ctx, mgpu_run *run)
 {
     int *interrupted = ctx;
@@ -441,7 +458,10 @@ static mgpu_status fork_strategy(void *ctx, mgpu_run *run)
                               mgpu_backend_name(mgpu_backend_active()));
     shared sh;
     MGPU_TRY(shared_create(&sh, run));
-    /* A new id for every set of workers: an id serves one communicator. */
+    /* nccl: each worker is one rank of a communicator whose id the parent
+     * makes before forking (ncclGetUniqueId makes no CUDA call) and leaves in
+     * the shared mapping.  A new id for every set of workers: an id serves
+     * one communicator. */
     mgpu_status status = opt->exchange == MGPU_EXCHANGE_NCCL
                              ? mgpu_nccl_id_create(&sh.control->nccl_id)
                              : MGPU_OK;

@@ -1,6 +1,7 @@
-/* supervise.c - worker processes (book 10.2): fork one per device, watch
- * them to the end, and stop them all when one fails or a signal comes, so
- * that nobody waits forever at a barrier and no worker outlives its parent.
+/* supervise.c - worker processes (book 10.2): the program forks one per
+ * device; this watches them to the end, and stops them all when one fails or
+ * a signal comes, so that nobody waits forever at a barrier and no worker
+ * outlives its parent.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -24,42 +25,18 @@
 #define GRACE_S 0.5
 #define TICK_NS 50000000L
 
-typedef struct workers {
-    int n, started, running;
+struct mgpu_workers {
+    int started, running;
+    pid_t parent;                /* the process that forks them */
     pid_t pid[MGPU_MAX_DEVICES]; /* 0 once reaped */
     char why[200];               /* the first bad end: a fork that failed, a
                                     worker that died or exited unreported */
-} workers;
+    sigset_t watched, old_mask;  /* the signals blocked while they run, and
+                                    the mask before, which the workers get */
+    struct sigaction old_chld;
+};
 
-/* Fork the workers.  Each child dies with the parent, whatever ends the
- * parent (SIGKILL included): PR_SET_PDEATHSIG.  The parent may have died
- * before the child asked for that, in which case the child is now someone
- * else's: getppid() tells. */
-static void spawn(workers *w, mgpu_worker_fn worker, void *ctx, const sigset_t *child_mask)
-{
-    pid_t parent = getpid();
-    fflush(NULL); /* a child must not write the parent's buffered output again */
-    for (int p = 0; p < w->n; p++) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-                _exit(EXIT_FAILURE);
-            sigprocmask(SIG_SETMASK, child_mask, NULL);
-            _exit(worker(ctx, p));
-        }
-        if (pid < 0) {
-            /* The workers already running wait at the first barrier until
-             * the parent stops them. */
-            snprintf(w->why, sizeof w->why, "fork of worker %d: %s", p, strerror(errno));
-            return;
-        }
-        w->pid[p] = pid;
-        w->started = p + 1;
-        w->running++;
-    }
-}
-
-static void signal_all(const workers *w, int sig)
+static void signal_all(const mgpu_workers *w, int sig)
 {
     for (int p = 0; p < w->started; p++)
         if (w->pid[p])
@@ -81,7 +58,7 @@ static void describe_end(char *why, size_t size, int p, pid_t pid, pid_t r, int 
 }
 
 /* Collect the workers that have ended, describing the first bad end. */
-static void reap(workers *w)
+static void reap(mgpu_workers *w)
 {
     for (int p = 0; p < w->started; p++) {
         if (!w->pid[p])
@@ -101,7 +78,7 @@ static void reap(workers *w)
  * comes, the others get SIGTERM, and SIGKILL if they are still there after
  * GRACE_S.  The signals are blocked and taken with sigtimedwait: one that
  * comes while the parent is busy stays pending until it looks. */
-static void supervise(workers *w, const sigset_t *watched, int *interrupted)
+static void supervise(mgpu_workers *w, int *interrupted)
 {
     bool stopping = false, killed = false;
     double kill_at = 0.0;
@@ -118,7 +95,7 @@ static void supervise(workers *w, const sigset_t *watched, int *interrupted)
             killed = true;
         }
         struct timespec tick = {0, TICK_NS};
-        int sig = sigtimedwait(watched, NULL, &tick);
+        int sig = sigtimedwait(&w->watched, NULL, &tick);
         if ((sig == SIGINT || sig == SIGTERM) && !*interrupted)
             *interrupted = sig;
     }
@@ -139,29 +116,64 @@ static void watched_signals(sigset_t *set)
     }
 }
 
-mgpu_status mgpu_workers_run(int n, mgpu_worker_fn worker, void *ctx, int *interrupted)
+mgpu_status mgpu_workers_create(mgpu_workers **workers, int n)
 {
+    *workers = NULL;
     if (n < 1 || n > MGPU_MAX_DEVICES)
         return mgpu_fail(MGPU_ERR_USAGE, "worker processes: %d is out of range 1..%d", n,
                          MGPU_MAX_DEVICES);
+    mgpu_workers *w = calloc(1, sizeof *w);
+    if (!w)
+        return mgpu_fail(MGPU_ERR_NOMEM, "worker processes: out of host memory");
+    w->parent = getpid();
     /* SIGCHLD must not be ignored, or the children's exit statuses are lost. */
-    struct sigaction chld = {.sa_handler = SIG_DFL}, old_chld;
+    struct sigaction chld = {.sa_handler = SIG_DFL};
     sigemptyset(&chld.sa_mask);
-    sigaction(SIGCHLD, &chld, &old_chld);
-    sigset_t watched, old_mask;
-    watched_signals(&watched);
-    sigprocmask(SIG_BLOCK, &watched, &old_mask);
+    sigaction(SIGCHLD, &chld, &w->old_chld);
+    watched_signals(&w->watched);
+    sigprocmask(SIG_BLOCK, &w->watched, &w->old_mask);
+    fflush(NULL); /* a child must not write the parent's buffered output again */
+    *workers = w;
+    return MGPU_OK;
+}
 
-    workers w = {.n = n};
-    spawn(&w, worker, ctx, &old_mask);
-    supervise(&w, &watched, interrupted);
+/* Each child dies with the parent, whatever ends the parent (SIGKILL
+ * included): PR_SET_PDEATHSIG.  The parent may have died before the child
+ * asked for that, in which case the child is now someone else's: getppid()
+ * tells. */
+void mgpu_workers_enter(const mgpu_workers *w)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != w->parent)
+        _exit(EXIT_FAILURE);
+    sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
+}
 
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    sigaction(SIGCHLD, &old_chld, NULL);
+int mgpu_workers_add(mgpu_workers *w, int index, pid_t pid)
+{
+    if (pid < 0) {
+        /* The workers already running wait at the first barrier until
+         * the parent stops them. */
+        snprintf(w->why, sizeof w->why, "fork of worker %d: %s", index, strerror(errno));
+        return 0;
+    }
+    w->pid[index] = pid;
+    w->started = index + 1;
+    w->running++;
+    return 1;
+}
+
+mgpu_status mgpu_workers_wait(mgpu_workers *w, int *interrupted)
+{
+    supervise(w, interrupted);
+    sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
+    sigaction(SIGCHLD, &w->old_chld, NULL);
+    char why[sizeof w->why];
+    memcpy(why, w->why, sizeof why);
+    free(w);
     if (*interrupted)
         return mgpu_fail(MGPU_ERR_INTERRUPTED, "interrupted by %s; every worker was stopped",
                          *interrupted == SIGINT ? "SIGINT" : "SIGTERM");
-    if (w.why[0])
-        return mgpu_fail(MGPU_ERR_SYSTEM, "%s", w.why);
+    if (why[0])
+        return mgpu_fail(MGPU_ERR_SYSTEM, "%s", why);
     return MGPU_OK;
 }

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "mgpu.h"
 #include "mgpu/harness.h"
@@ -19,21 +20,48 @@ extern "C" {
 
 /* ---------------------------------- workers in processes (lib/supervise.c) */
 
-/* Worker processes (lib/supervise.c, book 10.2).  mgpu_workers_run forks N
- * workers, worker I running WORKER(CTX, I) and exiting with what it returns
- * (0: success), and watches them until all have ended.  Each dies with its
- * parent, whatever ends the parent.  When one ends badly (a status other
- * than 0, a signal) or SIGINT or SIGTERM comes, the others get SIGTERM,
- * and SIGKILL half a second later: nobody waits forever at a barrier.
- * MGPU_OK when every worker exited 0; MGPU_ERR_INTERRUPTED when a signal
- * came, which *INTERRUPTED then holds (a signal it already held stops the
- * new workers at once); MGPU_ERR_SYSTEM naming the first bad end (a fork
- * that failed, a worker that was killed or exited with a status).  A
- * worker that can say why it failed records it where the parent can read
- * it (an mgpu_failure in shared memory).  Make no CUDA context before: a
- * child does not inherit it, and the CUDA runtime is not fork-safe. */
-typedef int (*mgpu_worker_fn)(void *ctx, int index);
-mgpu_status mgpu_workers_run(int n, mgpu_worker_fn worker, void *ctx, int *interrupted);
+/* Worker processes (lib/supervise.c, book 10.2).  The program forks them
+ * itself, N workers, and this library watches them:
+ *     mgpu_workers *w;
+ *     MGPU_TRY(mgpu_workers_create(&w, n));
+ *     for (int i = 0; i < n; i++) {
+ *         pid_t pid = fork();
+ *         if (pid == 0) {
+ *             mgpu_workers_enter(w);
+ *             _exit(worker_main(i));      (0: success)
+ *         }
+ *         if (!mgpu_workers_add(w, i, pid))
+ *             break;
+ *     }
+ *     status = mgpu_workers_wait(w, &interrupted);
+ * Each worker dies with its parent, whatever ends the parent.  When one ends
+ * badly (a status other than 0, a signal) or SIGINT or SIGTERM comes, the
+ * others get SIGTERM, and SIGKILL half a second later: nobody waits forever
+ * at a barrier.  A worker that can say why it failed records it where the
+ * parent can read it (an mgpu_failure in shared memory).  Make no CUDA
+ * context before: a child does not inherit it, and the CUDA runtime is not
+ * fork-safe. */
+typedef struct mgpu_workers mgpu_workers;
+/* Before the forks of N workers: block SIGINT, SIGTERM and SIGCHLD in the
+ * parent until mgpu_workers_wait takes them, and flush stdio so that no
+ * child writes the parent's buffered output again. */
+mgpu_status mgpu_workers_create(mgpu_workers **workers, int n);
+/* In a worker, first, just after fork returned 0: it dies with the parent
+ * (or exits at once if the parent is gone already), and gets the signal
+ * mask the parent had before mgpu_workers_create. */
+void mgpu_workers_enter(const mgpu_workers *workers);
+/* In the parent, after the fork of worker INDEX (0, 1, ... in turn) returned
+ * PID.  A PID below 0, a fork that failed (errno says why), returns 0: fork
+ * no more, and mgpu_workers_wait stops those already running. */
+int mgpu_workers_add(mgpu_workers *workers, int index, pid_t pid);
+/* Wait (waitpid) until every worker has ended, stopping the others when one
+ * ends badly or a signal comes (above); frees WORKERS and restores the
+ * parent's signals.  MGPU_OK when every worker exited 0;
+ * MGPU_ERR_INTERRUPTED when SIGINT or SIGTERM came, which *INTERRUPTED then
+ * holds (a signal it already held stops the workers at once);
+ * MGPU_ERR_SYSTEM naming the first bad end (a fork that failed, a worker
+ * that was killed or exited with a status). */
+mgpu_status mgpu_workers_wait(mgpu_workers *workers, int *interrupted);
 
 /* ----------------------------------- shared memory, CUDA IPC (lib/procs.c) */
 
