@@ -104,7 +104,7 @@ static mgpu_status one_step(worker *w, long long step)
  *           neighbours' mapped buffers (deep halos are copied here), device
  *           to device, ordered by signals on the devices (lib/ipc-halo.c);
  *   nccl    one group of NCCL transfers on its stream, matched by NCCL with
- *           its neighbours' (lib/stencil.c).
+ *           its neighbours' (lib/exchange.c).
  * Only staged meets the other workers. */
 static mgpu_status exchange(worker *w, long long step)
 {

@@ -13,7 +13,7 @@
  *
  * nccl: the ranks are the ranks of an NCCL communicator, on one node or
  * several: rank 0 makes its id and sends it to the others (MPI_Bcast), and
- * the stencil domain does the rest (lib/stencil.c): each exchange is one
+ * the stencil domain does the rest (lib/exchange.c): each exchange is one
  * NCCL group of ncclSend and ncclRecv on the rank's stream, issued without
  * the host waiting for anything, and the host waits for the device only at
  * the end of a run.  A rank that fails aborts its communicator before it
