@@ -40,6 +40,15 @@ void mgpu_clear_error(void);
 
 static inline bool mgpu_on_cuda(void) { return mgpu_backend_active() == MGPU_BACKEND_CUDA; }
 
+#ifndef MGPU_HAVE_CUDA
+/* What the CUDA backend's stand-ins (stream-cuda.h, memory-cuda.h) return
+ * in a build without it, where mgpu_on_cuda() is false and none is called. */
+static inline mgpu_status mgpu_cuda_absent(void)
+{
+    return mgpu_fail(MGPU_ERR_UNSUPPORTED, "this build has no CUDA backend");
+}
+#endif
+
 #ifdef MGPU_HAVE_CUDA
 /* Turn a cudaError_t into a status, recording the call, the device and
  * CUDA's words for the error.  Every CUDA call in the library goes through
