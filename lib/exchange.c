@@ -349,26 +349,52 @@ static mgpu_status send_direct(mgpu_stencil *st, part *pt, long long step)
     return mgpu_event_record(pt->sent[parity], pt->stream);
 }
 
-/* -------------------------------------------------------------- staged */
+/* ------------------------- staged, and mapped (3.4.1): through host memory */
 
-/* Both edge blocks into pinned host memory (cudaMemcpyAsync, then the
- * stream synchronised): the receivers fetch them after the strategy's
- * barrier, so the copies must be complete when send returns. */
-static mgpu_status send_staged(mgpu_stencil *st, part *pt, long long step)
+/* One block's copy on PT's stream.  staged: cudaMemcpyAsync between device
+ * memory and pinned host memory (mgpu_memcpy_async); mapped: a copy kernel
+ * that reads or writes pinned host memory mapped into the device's address
+ * space (zero-copy). */
+static mgpu_status copy_staged(const mgpu_stencil *st, part *pt, float *dst, const float *src)
 {
-    float *edges = pt->edges[exchange_parity(st, step)];
+    return mgpu_memcpy_async(dst, src, block_bytes(st, pt), pt->stream);
+}
+
+static mgpu_status copy_mapped(const mgpu_stencil *st, part *pt, float *dst, const float *src)
+{
+    return mgpu_copy_row_kernel(dst, src, (long long) block_floats(st, pt), pt->stream);
+}
+
+static mgpu_status copy_through_host(const mgpu_stencil *st, part *pt, float *dst, const float *src)
+{
+    return st->mode == MGPU_EXCHANGE_MAPPED ? copy_mapped(st, pt, dst, src)
+                                            : copy_staged(st, pt, dst, src);
+}
+
+/* PT's host memory for the edge blocks of the exchanges of PARITY, as the
+ * copies see it. */
+static float *host_edges(const mgpu_stencil *st, const part *pt, int parity)
+{
+    return st->mode == MGPU_EXCHANGE_MAPPED ? pt->edges_dev[parity] : pt->edges[parity];
+}
+
+/* Both edge blocks into host memory, then the stream synchronised: the
+ * receivers fetch them after the strategy's barrier, so the copies must be
+ * complete when send returns. */
+static mgpu_status send_through_host(mgpu_stencil *st, part *pt, long long step)
+{
+    float *edges = host_edges(st, pt, exchange_parity(st, step));
     const mgpu_row rows[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
     for (int e = 0; e < 2; e++)
-        MGPU_TRY(mgpu_memcpy_async(edge_slot(st, pt, edges, e),
-                                   row_of(st, pt, step, local_row_of(st, pt, rows[e], true)),
-                                   block_bytes(st, pt), pt->stream));
+        MGPU_TRY(copy_through_host(st, pt, edge_slot(st, pt, edges, e),
+                                   row_of(st, pt, step, local_row_of(st, pt, rows[e], true))));
     return mgpu_stream_synchronize(pt->stream);
 }
 
-/* Each neighbour's edge block from its pinned host memory into the halo:
- * the top halo is the part above's last rows, the bottom one the part
- * below's first rows. */
-static mgpu_status recv_staged(mgpu_stencil *st, part *pt, long long step)
+/* Each neighbour's edge block from its host memory into the halo: the top
+ * halo is the part above's last rows, the bottom one the part below's
+ * first rows. */
+static mgpu_status recv_through_host(mgpu_stencil *st, part *pt, long long step)
 {
     const int parity = exchange_parity(st, step);
     const int from[2] = {pt->above, pt->below};
@@ -376,40 +402,8 @@ static mgpu_status recv_staged(mgpu_stencil *st, part *pt, long long step)
         if (from[side] < 0)
             continue;
         const part *src = &st->parts[from[side]];
-        MGPU_TRY(mgpu_memcpy_async(halo_block(st, pt, step, side),
-                                   edge_slot(st, src, src->edges[parity], 1 - side),
-                                   block_bytes(st, pt), pt->stream));
-    }
-    return MGPU_OK;
-}
-
-/* ------------------------------------------------------- mapped (3.4.1) */
-
-/* Mode staged through zero-copy memory: a copy kernel stores the edge
- * blocks into pinned host memory mapped into the device's address space,
- * and the receivers' copy kernels read them from there. */
-static mgpu_status send_mapped(mgpu_stencil *st, part *pt, long long step)
-{
-    float *edges = pt->edges_dev[exchange_parity(st, step)];
-    const mgpu_row rows[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
-    for (int e = 0; e < 2; e++)
-        MGPU_TRY(mgpu_copy_row_kernel(edge_slot(st, pt, edges, e),
-                                      row_of(st, pt, step, local_row_of(st, pt, rows[e], true)),
-                                      (long long) block_floats(st, pt), pt->stream));
-    return mgpu_stream_synchronize(pt->stream);
-}
-
-static mgpu_status recv_mapped(mgpu_stencil *st, part *pt, long long step)
-{
-    const int parity = exchange_parity(st, step);
-    const int from[2] = {pt->above, pt->below};
-    for (int side = 0; side < 2; side++) {
-        if (from[side] < 0)
-            continue;
-        const part *src = &st->parts[from[side]];
-        MGPU_TRY(mgpu_copy_row_kernel(halo_block(st, pt, step, side),
-                                      edge_slot(st, src, src->edges_dev[parity], 1 - side),
-                                      (long long) block_floats(st, pt), pt->stream));
+        MGPU_TRY(copy_through_host(st, pt, halo_block(st, pt, step, side),
+                                   edge_slot(st, src, host_edges(st, src, parity), 1 - side)));
     }
     return MGPU_OK;
 }
@@ -473,9 +467,8 @@ static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
     case MGPU_EXCHANGE_DIRECT:
         return send_direct(st, pt, step);
     case MGPU_EXCHANGE_STAGED:
-        return send_staged(st, pt, step);
     case MGPU_EXCHANGE_MAPPED:
-        return send_mapped(st, pt, step);
+        return send_through_host(st, pt, step);
     case MGPU_EXCHANGE_NCCL:
         return nccl_exchange(st, pt, step);
     default:
@@ -513,9 +506,8 @@ static mgpu_status recv_part(mgpu_stencil *st, int p, long long step)
     case MGPU_EXCHANGE_DIRECT:
         return wait_for_senders(st, pt, step);
     case MGPU_EXCHANGE_STAGED:
-        return recv_staged(st, pt, step);
     case MGPU_EXCHANGE_MAPPED:
-        return recv_mapped(st, pt, step);
+        return recv_through_host(st, pt, step);
     default: /* a part with no neighbour receives nothing in any mode */
         if (pt->above < 0 && pt->below < 0)
             return MGPU_OK;
