@@ -2,10 +2,10 @@
  *
  * Each run is one parallel region with a thread per device: the thread makes
  * its device current and steps its part of the grid, with an omp barrier
- * between every part's send and every part's receive (one a step is enough,
- * see pthread/pthread.c).  OpenMP keeps its threads between regions, so a
- * region per run costs no thread creation; the region's end is where all
- * devices are synchronised.
+ * between every part's send and every part's receive (one a step is enough:
+ * doc/design.md section 3, "One barrier a step").  OpenMP keeps its threads
+ * between regions, so a region per run costs no thread creation; the
+ * region's end is where all devices are synchronised.
  *
  * --cpu-control (book 10.6): one more run, in a parallel sections construct:
  * one section drives the devices through a nested parallel region, the other
