@@ -233,11 +233,9 @@ static mgpu_status timed_runs(mgpu_stencil *st, mgpu_run *run, const mgpu_graph_
         mgpu_status status = run_once(st, run, g, &seconds, &run_waited, &run_synced);
         if (status != MGPU_OK)
             return status;
-        if (r >= run->warmup) {
-            run->seconds[r - run->warmup] = seconds;
-            run->waited[r - run->warmup] = (run_waited + run_synced) / run->ndevices;
+        mgpu_run_keep(run, r, seconds, (run_waited + run_synced) / run->ndevices);
+        if (r >= run->warmup)
             waited += run_waited;
-        }
     }
     if (run->record && run->compute)
         mgpu_record_set_number(run->record, "barrier_wait_s",

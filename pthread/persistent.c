@@ -161,10 +161,11 @@ static mgpu_status persistent_runs(team *t, control *c)
         for (int r = 0; ok && r < run->warmup + run->repeats; r++) {
             double seconds;
             ok = persistent_run(t, NULL, r, &seconds);
-            /* Not run->waited: the main thread's time at "finish" holds the
-             * workers' issuing too, so the record leaves issue and wait out. */
-            if (ok && r >= run->warmup)
-                run->seconds[r - run->warmup] = seconds;
+            /* The wait not told: the main thread's time at "finish" holds
+             * the workers' issuing too, so the record leaves issue and wait
+             * out. */
+            if (ok)
+                mgpu_run_keep(run, r, seconds, -1.0);
         }
         double both;
         if (ok && c)

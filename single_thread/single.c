@@ -126,10 +126,7 @@ static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run, const mgpu_graph_s
         mgpu_progress_run(run->progress, r);
         double start = mgpu_now(), waited;
         MGPU_TRY(run_steps(st, run, g, &waited));
-        if (r >= run->warmup) {
-            run->seconds[r - run->warmup] = mgpu_now() - start;
-            run->waited[r - run->warmup] = waited;
-        }
+        mgpu_run_keep(run, r, mgpu_now() - start, waited);
     }
     return run->field ? mgpu_stencil_gather_all(st, run->opt->steps, run->field) : MGPU_OK;
 }
