@@ -26,31 +26,6 @@
 #include "team.h"
 #include "trace.h"
 
-/* Create one worker per part.  They wait at the gate until all exist: when
- * one cannot be created, those that were leave at once instead of waiting
- * forever at a barrier for a worker that never comes. */
-mgpu_status team_start(team *t, void *(*fn)(void *arg))
-{
-    int created, err = 0;
-    pthread_mutex_lock(&t->gate);
-    for (created = 0; created < t->n; created++) {
-        worker *w = &t->workers[created];
-        w->team = t;
-        w->part = created;
-        err = pthread_create(&w->thread, NULL, fn, w);
-        if (err)
-            break;
-    }
-    t->complete = created == t->n;
-    pthread_mutex_unlock(&t->gate);
-    if (t->complete)
-        return MGPU_OK;
-    for (int i = 0; i < created; i++)
-        pthread_join(t->workers[i].thread, NULL);
-    return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_create for device %d: %s",
-                          mgpu_stencil_device(t->st, created), strerror(err));
-}
-
 /* Arrive at the next barrier with STATUS, how the work since the last one
  * went; false when some worker failed, and all leave.  The wait counts
  * towards the barrier time when COUNTED. */
@@ -83,6 +58,31 @@ static bool one_step(worker *w, mgpu_status *status, long long step, bool timed)
         *status = mgpu_stencil_compute(t->st, w->part, step);
     mgpu_trace_end();
     return go_on;
+}
+
+/* Create one worker per part.  They wait at the gate until all exist: when
+ * one cannot be created, those that were leave at once instead of waiting
+ * forever at a barrier for a worker that never comes. */
+mgpu_status team_start(team *t, void *(*fn)(void *arg))
+{
+    int created, err = 0;
+    pthread_mutex_lock(&t->gate);
+    for (created = 0; created < t->n; created++) {
+        worker *w = &t->workers[created];
+        w->team = t;
+        w->part = created;
+        err = pthread_create(&w->thread, NULL, fn, w);
+        if (err)
+            break;
+    }
+    t->complete = created == t->n;
+    pthread_mutex_unlock(&t->gate);
+    if (t->complete)
+        return MGPU_OK;
+    for (int i = 0; i < created; i++)
+        pthread_join(t->workers[i].thread, NULL);
+    return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_create for device %d: %s",
+                          mgpu_stencil_device(t->st, created), strerror(err));
 }
 
 /* A worker's first act once its team exists: its share of the host's cores
