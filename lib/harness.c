@@ -41,6 +41,14 @@ static void combine_runs(const mgpu_group *group, mgpu_run *run)
         run->waited[r] /= group->ranks;
 }
 
+void mgpu_run_keep(mgpu_run *run, int r, double seconds, double waited)
+{
+    if (r < run->warmup)
+        return;
+    run->seconds[r - run->warmup] = seconds;
+    run->waited[r - run->warmup] = waited;
+}
+
 /* Run the strategy REPEATS times (after WARMUP) and give the median etc.;
  * for the record's run, also where its steps' time went on the host.  WHAT
  * names the phase on the progress line. */

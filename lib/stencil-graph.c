@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "mgpu-private.h"
+#include "trace.h"
 
 /* The origin's part; the fork and join events are the stencil's own. */
 enum { ORIGIN = 0 };
@@ -183,4 +184,45 @@ mgpu_status mgpu_stencil_replay(mgpu_stencil *st, int nparts, mgpu_graph *graph)
         if (p != ORIGIN)
             MGPU_TRY(wait_on(st, p, mgpu_stencil_fork_event(st)));
     return mgpu_device_set(current);
+}
+
+/* ------------------------------------------ --graph in a strategy's runs */
+
+/* What mgpu-single, -pthread and -openmp do with the above: capture once,
+ * replay in every run after the first steps, say so in the record.  Each
+ * keeps its own way of issuing the plain steps around the replays. */
+
+mgpu_status mgpu_graph_steps_capture(mgpu_graph_steps *g, mgpu_stencil *st, const mgpu_run *run)
+{
+    *g = (mgpu_graph_steps){NULL, 0, 0, 0};
+    MGPU_TRY(mgpu_stencil_graph_check(st, "--graph"));
+    g->first = mgpu_stencil_graph_first(st);
+    g->k = mgpu_stencil_graph_steps(st, run->opt->steps);
+    if (g->k == 0)
+        return MGPU_OK;
+    g->end = g->first + (run->opt->steps - g->first) / g->k * g->k;
+    for (int p = 0; p < run->ndevices; p++)
+        MGPU_TRY(mgpu_stencil_reset(st, p));
+    return mgpu_stencil_capture_steps(st, run->ndevices, g->k, run->compute, &g->graph);
+}
+
+mgpu_status mgpu_graph_steps_replay(const mgpu_graph_steps *g, mgpu_stencil *st,
+                                    const mgpu_run *run)
+{
+    for (long long step = g->first; step < g->end; step += g->k) {
+        /* A replayed kernel checks nothing: its steps are checked here. */
+        MGPU_TRY(mgpu_fault_check_steps(run->ndevices, step, g->k));
+        mgpu_trace_replay_begin(step, g->k);
+        mgpu_status status = mgpu_stencil_replay(st, run->ndevices, g->graph);
+        mgpu_trace_end();
+        MGPU_TRY(status);
+        mgpu_progress_step(run->progress, step + g->k);
+    }
+    return MGPU_OK;
+}
+
+void mgpu_graph_steps_record(const mgpu_graph_steps *g, const mgpu_run *run)
+{
+    if (run->record)
+        mgpu_record_set_number(run->record, "graph_steps", (double) g->k);
 }

@@ -2,10 +2,10 @@
  *
  * Each run is one parallel region with a thread per device: the thread makes
  * its device current and steps its part of the grid, with an omp barrier
- * between every part's send and every part's receive (one a step is enough,
- * see pthread/pthread.c).  OpenMP keeps its threads between regions, so a
- * region per run costs no thread creation; the region's end is where all
- * devices are synchronised.
+ * between every part's send and every part's receive (one a step is enough:
+ * doc/design.md section 3, "One barrier a step").  OpenMP keeps its threads
+ * between regions, so a region per run costs no thread creation; the
+ * region's end is where all devices are synchronised.
  *
  * --cpu-control (book 10.6): one more run, in a parallel sections construct:
  * one section drives the devices through a nested parallel region, the other
@@ -68,13 +68,6 @@ static bool arrive(mgpu_failure *failure, mgpu_status status, long long *barrier
     return !mgpu_failure_before(failure, (*barrier)++);
 }
 
-/* --graph: K steps of every part, captured once after the FIRST issued
- * plainly (mgpu_stencil_graph_first, _steps). */
-typedef struct graph_steps {
-    mgpu_graph *graph;
-    long long first, k;
-} graph_steps;
-
 /* What a part's thread carries through a parallel region. */
 typedef struct part_thread {
     mgpu_stencil *st;
@@ -104,35 +97,24 @@ static bool one_step(part_thread *t, long long step)
 
 /* With a graph: the first steps, then thread 0 replays it while the others
  * wait at a barrier.  The next step, or -1 when all leave. */
-static long long replay(part_thread *t, const graph_steps *g)
+static long long replay(part_thread *t, const mgpu_graph_steps *g)
 {
-    long long steps = t->run->opt->steps, step = 0;
-    if (!g->graph || steps == 0)
+    if (!g->graph)
         return 0;
-    for (; step < g->first; step++)
+    for (long long step = 0; step < g->first; step++)
         if (!one_step(t, step))
             return -1;
     if (!arrive(t->failure, t->status, &t->barrier, t->waited))
         return -1;
-    for (; step + g->k <= steps; step += g->k) {
-        if (t->p != 0)
-            continue;
-        /* A replayed kernel checks nothing: its steps are checked here. */
-        if (t->status == MGPU_OK)
-            t->status = mgpu_fault_check_steps(t->run->ndevices, step, g->k);
-        mgpu_trace_replay_begin(step, g->k);
-        if (t->status == MGPU_OK)
-            t->status = mgpu_stencil_replay(t->st, t->run->ndevices, g->graph);
-        mgpu_trace_end();
-        mgpu_progress_step(t->run->progress, step + g->k);
-    }
-    return arrive(t->failure, t->status, &t->barrier, t->waited) ? step : -1;
+    if (t->p == 0 && t->status == MGPU_OK)
+        t->status = mgpu_graph_steps_replay(g, t->st, t->run);
+    return arrive(t->failure, t->status, &t->barrier, t->waited) ? g->end : -1;
 }
 
 /* Part P's steps, in its thread.  A failure in one step's compute is
  * reported at the barrier of the next step's send, or after the last step. */
 static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *failure,
-                  const graph_steps *g, double *waited, double *synced)
+                  const mgpu_graph_steps *g, double *waited, double *synced)
 {
     mgpu_status entered = mgpu_device_set(mgpu_stencil_device(st, p));
     part_thread t = {st, run, p, failure, 0, waited, entered};
@@ -158,7 +140,7 @@ static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *fa
  * region's start to its end.  *WAITED gets the seconds the threads spent at
  * barriers, summed, and *SYNCED those they spent waiting for their devices
  * at the end. */
-static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, const graph_steps *g,
+static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, const mgpu_graph_steps *g,
                             double *seconds, double *waited, double *synced)
 {
     int n = run->ndevices;
@@ -194,7 +176,7 @@ static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, const graph_s
 /* Book 10.6: one section drives the devices, the other computes the CPU
  * control field.  The share of the CPU's time during which the devices also
  * worked was hidden; the book compares the two results. */
-static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, const graph_steps *g,
+static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, const mgpu_graph_steps *g,
                                float *control)
 {
     const mgpu_options *opt = run->opt;
@@ -239,22 +221,21 @@ static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, const grap
     return MGPU_OK;
 }
 
-static mgpu_status timed_runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g, float *control)
+static mgpu_status timed_runs(mgpu_stencil *st, mgpu_run *run, const mgpu_graph_steps *g,
+                              float *control)
 {
     double waited = 0.0;
-    if (g->graph && run->record)
-        mgpu_record_set_number(run->record, "graph_steps", (double) g->k);
+    if (g->graph)
+        mgpu_graph_steps_record(g, run);
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         double seconds, run_waited, run_synced;
         mgpu_progress_run(run->progress, r);
         mgpu_status status = run_once(st, run, g, &seconds, &run_waited, &run_synced);
         if (status != MGPU_OK)
             return status;
-        if (r >= run->warmup) {
-            run->seconds[r - run->warmup] = seconds;
-            run->waited[r - run->warmup] = (run_waited + run_synced) / run->ndevices;
+        mgpu_run_keep(run, r, seconds, (run_waited + run_synced) / run->ndevices);
+        if (r >= run->warmup)
             waited += run_waited;
-        }
     }
     if (run->record && run->compute)
         mgpu_record_set_number(run->record, "barrier_wait_s",
@@ -298,7 +279,7 @@ static void bind_team(mgpu_stencil *st, const mgpu_run *run, bool release)
     }
 }
 
-static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, const graph_steps *g, float *control)
+static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, const mgpu_graph_steps *g, float *control)
 {
     bind_team(st, run, false);
     mgpu_status status = timed_runs(st, run, g, control);
@@ -331,14 +312,9 @@ static mgpu_status openmp(void *ctx, mgpu_run *run)
     /* --graph: this thread captures every device's steps once, as
      * mgpu-single does (lib/stencil-graph.c says why not each thread its
      * own); thread 0 of each run replays them. */
-    graph_steps g = {NULL, 0, 0};
-    if (status == MGPU_OK && use_graph &&
-        (status = mgpu_stencil_graph_check(st, "--graph")) == MGPU_OK)
-        g.k = mgpu_stencil_graph_steps(st, opt->steps), g.first = mgpu_stencil_graph_first(st);
-    for (int p = 0; p < run->ndevices && status == MGPU_OK && g.k > 0; p++)
-        status = mgpu_stencil_reset(st, p);
-    if (status == MGPU_OK && g.k > 0)
-        status = mgpu_stencil_capture_steps(st, run->ndevices, g.k, run->compute, &g.graph);
+    mgpu_graph_steps g = {NULL, 0, 0, 0};
+    if (status == MGPU_OK && use_graph)
+        status = mgpu_graph_steps_capture(&g, st, run);
     if (status == MGPU_OK)
         status = runs(st, run, &g, control);
     mgpu_graph_destroy(g.graph);

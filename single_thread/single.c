@@ -90,46 +90,22 @@ static mgpu_status one_step(mgpu_stencil *st, int n, long long step, int compute
     return status;
 }
 
-/* --graph: K steps of every device, captured after the FIRST issued plainly
- * (mgpu_stencil_graph_first, _steps); K is 0 when the run is too short. */
-typedef struct graph_steps {
-    mgpu_graph *graph;
-    long long first, k;
-} graph_steps;
-
-static mgpu_status capture(mgpu_stencil *st, const mgpu_run *run, graph_steps *g)
-{
-    g->first = mgpu_stencil_graph_first(st);
-    g->k = mgpu_stencil_graph_steps(st, run->opt->steps);
-    if (g->k == 0)
-        return MGPU_OK;
-    for (int p = 0; p < run->ndevices; p++)
-        MGPU_TRY(mgpu_stencil_reset(st, p));
-    return mgpu_stencil_capture_steps(st, run->ndevices, g->k, run->compute, &g->graph);
-}
-
-/* STEPS steps on N devices, from the graph where there is one; the host
+/* STEPS steps on N devices, the replays of G where there is one; the host
  * waits once, at the end, and *WAITED gets how long. */
-static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compute,
-                             const graph_steps *g, mgpu_progress *progress, double *waited)
+static mgpu_status run_steps(mgpu_stencil *st, const mgpu_run *run, const mgpu_graph_steps *g,
+                             double *waited)
 {
-    long long step = 0;
-    if (g->graph && steps > 0) {
+    int n = run->ndevices, compute = run->compute;
+    long long step = 0, steps = run->opt->steps;
+    if (g->graph) {
         for (; step < g->first; step++)
             MGPU_TRY(one_step(st, n, step, compute));
-        for (; step + g->k <= steps; step += g->k) {
-            /* A replayed kernel checks nothing: its steps are checked here. */
-            MGPU_TRY(mgpu_fault_check_steps(n, step, g->k));
-            mgpu_trace_replay_begin(step, g->k);
-            mgpu_status status = mgpu_stencil_replay(st, n, g->graph);
-            mgpu_trace_end();
-            MGPU_TRY(status);
-            mgpu_progress_step(progress, step + g->k);
-        }
+        MGPU_TRY(mgpu_graph_steps_replay(g, st, run));
+        step = g->end;
     }
     for (; step < steps; step++) {
         MGPU_TRY(one_step(st, n, step, compute));
-        mgpu_progress_step(progress, step + 1);
+        mgpu_progress_step(run->progress, step + 1);
     }
     double before = mgpu_now();
     for (int p = 0; p < n; p++) {
@@ -141,7 +117,7 @@ static mgpu_status run_steps(mgpu_stencil *st, int n, long long steps, int compu
     return MGPU_OK;
 }
 
-static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run, const graph_steps *g)
+static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run, const mgpu_graph_steps *g)
 {
     int n = run->ndevices;
     for (int r = 0; r < run->warmup + run->repeats; r++) {
@@ -149,11 +125,8 @@ static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run, const graph_steps 
             MGPU_TRY(mgpu_stencil_reset(st, p));
         mgpu_progress_run(run->progress, r);
         double start = mgpu_now(), waited;
-        MGPU_TRY(run_steps(st, n, run->opt->steps, run->compute, g, run->progress, &waited));
-        if (r >= run->warmup) {
-            run->seconds[r - run->warmup] = mgpu_now() - start;
-            run->waited[r - run->warmup] = waited;
-        }
+        MGPU_TRY(run_steps(st, run, g, &waited));
+        mgpu_run_keep(run, r, mgpu_now() - start, waited);
     }
     return run->field ? mgpu_stencil_gather_all(st, run->opt->steps, run->field) : MGPU_OK;
 }
@@ -171,19 +144,17 @@ static mgpu_status single_thread(void *ctx, mgpu_run *run)
         run->record->exchange = mgpu_stencil_exchange_mode(st);
         mgpu_record_set_text(run->record, "context", context_names[context]);
     }
-    graph_steps g = {NULL, 0, 0};
+    mgpu_graph_steps g = {NULL, 0, 0, 0};
     if (use_graph && context == CONTEXT_DRIVER)
         status = mgpu_error_set(MGPU_ERR_USAGE, "--graph: the capture and its replays switch "
                                                 "devices with cudaSetDevice; not with "
                                                 "--context=driver (accepted: --context=runtime)");
     else if (use_graph)
-        status = mgpu_stencil_graph_check(st, "--graph");
-    if (status == MGPU_OK && use_graph)
-        status = capture(st, run, &g);
+        status = mgpu_graph_steps_capture(&g, st, run);
     if (status == MGPU_OK)
         status = run_timed(st, run, &g);
-    if (status == MGPU_OK && run->record && use_graph)
-        mgpu_record_set_number(run->record, "graph_steps", (double) g.k);
+    if (status == MGPU_OK && use_graph)
+        mgpu_graph_steps_record(&g, run); /* 0 when no replay fits */
     mgpu_graph_destroy(g.graph);
     mgpu_stencil_destroy(st);
     return status;

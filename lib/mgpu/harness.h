@@ -308,6 +308,11 @@ typedef struct mgpu_run {
 
 typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
 
+/* What run R of RUN's warm-up and timed runs (0 to warmup+repeats-1)
+ * measured, kept when it is a timed one: its SECONDS, and WAITED (negative:
+ * not told). */
+void mgpu_run_keep(mgpu_run *run, int r, double seconds, double waited);
+
 /* The stencil domain that the options OPT ask for, NPARTS parts, every one
  * local: the grid, kernel, exchange, seed, halo, time block and steps (a
  * program that holds some of the parts, or moves the halos itself, changes

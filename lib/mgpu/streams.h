@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "mgpu.h"
+#include "mgpu/harness.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -125,6 +126,27 @@ mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *stencil, const char *op
 mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *stencil, int nparts, long long k, int compute,
                                        mgpu_graph **graph);
 mgpu_status mgpu_stencil_replay(mgpu_stencil *stencil, int nparts, mgpu_graph *graph);
+
+/* --graph of the programs that issue the steps themselves (mgpu-single,
+ * -pthread, -openmp): a run's steps captured once, replayed in every run. */
+typedef struct mgpu_graph_steps {
+    mgpu_graph *graph; /* NULL: no replay fits the run */
+    long long first;   /* the steps issued plainly before the first replay */
+    long long k;       /* the steps of one replay */
+    long long end;     /* the step after the last replay: plain steps go on */
+} mgpu_graph_steps;
+/* Check that RUN's steps can be captured (mgpu_stencil_graph_check, naming
+ * --graph), reset every part and capture them (mgpu_stencil_capture_steps)
+ * into *G.  The caller resets the parts before each run and destroys
+ * G->graph. */
+mgpu_status mgpu_graph_steps_capture(mgpu_graph_steps *g, mgpu_stencil *stencil,
+                                     const mgpu_run *run);
+/* A run's replays, from one thread while no other issues work, its first
+ * G->first steps issued: steps G->first to G->end, told to RUN's progress. */
+mgpu_status mgpu_graph_steps_replay(const mgpu_graph_steps *g, mgpu_stencil *stencil,
+                                    const mgpu_run *run);
+/* The record's graph_steps: the steps of one replay. */
+void mgpu_graph_steps_record(const mgpu_graph_steps *g, const mgpu_run *run);
 
 /* ------------------------------------ the progress monitor (lib/monitor.c) */
 
