@@ -93,7 +93,7 @@ mgpu_status mgpu_reference_run(float *field, mgpu_kernel kernel, long long nx, l
     float *cur = field, *next = other;
     for (long long step = 0; step < steps; step++) {
         mgpu_field_fill_halo_rows(cur, kernel, nx, ny); /* the exchange */
-        mgpu_stencil_rows_host(kernel, cur, next, nx, (size_t) nx, 1, ny - 1);
+        mgpu_kernel_rows_host(kernel, cur, next, nx, (size_t) nx, 1, ny - 1);
         float *t = cur;
         cur = next;
         next = t;

@@ -1,5 +1,5 @@
 // kernels-blocked-cuda.cu - temporal blocking on the device: T steps of a band of rows per
-// pass over device memory, behind mgpu_stencil_rows_blocked (the contract is in mgpu.h).
+// pass over device memory, behind mgpu_kernel_rows_blocked (the contract is in mgpu.h).
 //
 // The one-step kernel moves 8 bytes a cell a step as fast as a copy does (doc/kernels.md);
 // the only way past that roofline is to do several steps per byte moved.  Here each warp

@@ -1,6 +1,6 @@
 /* kernels-blocked.c - temporal blocking on the host: several steps of a band
  * of rows in one pass over memory (the contract is in mgpu.h, at
- * mgpu_stencil_rows_blocked).
+ * mgpu_kernel_rows_blocked).
  *
  * One step streams the whole field through memory: 8 bytes a cell, which on a
  * few cores is the limit, not the arithmetic.  Here a thread sweeps its rows
@@ -98,15 +98,15 @@ static mgpu_status check_steps(int steps)
     return MGPU_OK;
 }
 
-mgpu_status mgpu_stencil_rows_blocked_host(mgpu_kernel kernel, const float *in, float *out,
-                                           long long nx, size_t pitch, long long r0, long long r1,
-                                           int steps, unsigned fixed)
+mgpu_status mgpu_kernel_rows_blocked_host(mgpu_kernel kernel, const float *in, float *out,
+                                          long long nx, size_t pitch, long long r0, long long r1,
+                                          int steps, unsigned fixed)
 {
     MGPU_TRY(check_steps(steps));
     if (r0 >= r1 || nx < 3)
         return MGPU_OK;
     if (steps == 1) {
-        mgpu_stencil_rows_host(kernel, in, out, nx, pitch, r0, r1);
+        mgpu_kernel_rows_host(kernel, in, out, nx, pitch, r0, r1);
         return MGPU_OK;
     }
     /* Ring rows 64-byte aligned, so that vectors start on a cache line. */
@@ -138,9 +138,9 @@ mgpu_status mgpu_stencil_rows_blocked_host(mgpu_kernel kernel, const float *in, 
     return MGPU_OK;
 }
 
-mgpu_status mgpu_stencil_rows_blocked(mgpu_kernel kernel, const float *in, float *out, long long nx,
-                                      size_t pitch, long long r0, long long r1, int steps,
-                                      unsigned fixed, mgpu_stream *stream)
+mgpu_status mgpu_kernel_rows_blocked(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                                     size_t pitch, long long r0, long long r1, int steps,
+                                     unsigned fixed, mgpu_stream *stream)
 {
 #ifdef MGPU_HAVE_CUDA
     if (mgpu_on_cuda()) {
@@ -152,5 +152,5 @@ mgpu_status mgpu_stencil_rows_blocked(mgpu_kernel kernel, const float *in, float
     }
 #endif
     (void) stream;
-    return mgpu_stencil_rows_blocked_host(kernel, in, out, nx, pitch, r0, r1, steps, fixed);
+    return mgpu_kernel_rows_blocked_host(kernel, in, out, nx, pitch, r0, r1, steps, fixed);
 }

@@ -1,4 +1,4 @@
-// kernels-cuda.cu - the CUDA stencil and row-copy kernels behind mgpu_stencil_rows and
+// kernels-cuda.cu - the CUDA stencil and row-copy kernels behind mgpu_kernel_rows and
 // mgpu_copy_row_kernel, with the extern "C" launchers that the C files call.
 //
 // The stencil is memory-bound: per cell it must read one float and write one float,

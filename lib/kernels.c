@@ -12,8 +12,8 @@
 
 /* The host kernel: rows are shared among the cores (OpenMP), each row is
  * computed by mgpu_row_host (stencil-row.h). */
-void mgpu_stencil_rows_host(mgpu_kernel kernel, const float *in, float *out, long long nx,
-                            size_t pitch, long long r0, long long r1)
+void mgpu_kernel_rows_host(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                           size_t pitch, long long r0, long long r1)
 {
     MGPU_OMP(omp parallel for schedule(static) if ((r1 - r0) * nx >= MGPU_PARALLEL_CELLS))
     for (long long j = r0; j < r1; j++) {
@@ -22,15 +22,15 @@ void mgpu_stencil_rows_host(mgpu_kernel kernel, const float *in, float *out, lon
     }
 }
 
-mgpu_status mgpu_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
-                              size_t pitch, long long r0, long long r1, mgpu_stream *stream)
+mgpu_status mgpu_kernel_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                             size_t pitch, long long r0, long long r1, mgpu_stream *stream)
 {
-    return mgpu_stencil_rows_sending(kernel, in, out, nx, pitch, r0, r1, NULL, NULL, stream);
+    return mgpu_kernel_rows_sending(kernel, in, out, nx, pitch, r0, r1, NULL, NULL, stream);
 }
 
-mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float *out, long long nx,
-                                      size_t pitch, long long r0, long long r1, float *first_to,
-                                      float *last_to, mgpu_stream *stream)
+mgpu_status mgpu_kernel_rows_sending(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                                     size_t pitch, long long r0, long long r1, float *first_to,
+                                     float *last_to, mgpu_stream *stream)
 {
     if (r0 >= r1)
         return MGPU_OK;
@@ -43,7 +43,7 @@ mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float
     }
 #endif
     (void) stream;
-    mgpu_stencil_rows_host(kernel, in, out, nx, pitch, r0, r1);
+    mgpu_kernel_rows_host(kernel, in, out, nx, pitch, r0, r1);
     /* The interior cells, as the CUDA kernel stores them. */
     size_t interior = nx > 2 ? (size_t) (nx - 2) * sizeof(float) : 0;
     if (first_to)

@@ -279,8 +279,8 @@ const char *mgpu_kernel_name(mgpu_kernel kernel);
 /* One step on rows [R0, R1) of a row-major block of rows PITCH floats apart:
  * every interior column of those rows of OUT is computed from IN's rows
  * R0-1 .. R1.  The C reference, used by the host backend and for checks. */
-void mgpu_stencil_rows_host(mgpu_kernel kernel, const float *in, float *out, long long nx,
-                            size_t pitch, long long r0, long long r1);
+void mgpu_kernel_rows_host(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                           size_t pitch, long long r0, long long r1);
 
 /* For a worker (thread or process) that runs host-backend kernels beside
  * WORKERS-1 others: its kernels take its share of the cores, not all of
@@ -288,23 +288,23 @@ void mgpu_stencil_rows_host(mgpu_kernel kernel, const float *in, float *out, lon
 void mgpu_host_share_cores(int workers);
 
 /* The same on a device, launched on STREAM (host backend: at once). */
-mgpu_status mgpu_stencil_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
-                              size_t pitch, long long r0, long long r1, mgpu_stream *stream);
+mgpu_status mgpu_kernel_rows(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                             size_t pitch, long long r0, long long r1, mgpu_stream *stream);
 
-/* mgpu_stencil_rows that also stores its first row (R0) into FIRST_TO and its
+/* mgpu_kernel_rows that also stores its first row (R0) into FIRST_TO and its
  * last (R1-1) into LAST_TO, each unless NULL: the neighbours' halo rows of the
  * buffer the step writes, which may be a peer's memory.  This is exchange mode
  * direct folded into the step: the halos travel without a launch of their
  * own.  Only the interior cells of those rows are stored. */
-mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float *out, long long nx,
-                                      size_t pitch, long long r0, long long r1, float *first_to,
-                                      float *last_to, mgpu_stream *stream);
+mgpu_status mgpu_kernel_rows_sending(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                                     size_t pitch, long long r0, long long r1, float *first_to,
+                                     float *last_to, mgpu_stream *stream);
 
 /* Temporal blocking: STEPS steps of rows [R0, R1) in one pass over memory.
  *
  * IN holds rows [R0-STEPS, R1+STEPS) at some step s; OUT gets the interior
  * columns (1 .. nx-2) of rows [R0, R1) at step s+STEPS, bit-identical to
- * STEPS calls of mgpu_stencil_rows_host, the first on rows
+ * STEPS calls of mgpu_kernel_rows_host, the first on rows
  * [R0-STEPS+1, R1+STEPS-1) and each next on one row fewer at each end (the
  * trapezoid).  Nothing else of OUT is written; IN is only read (IN != OUT).
  *
@@ -321,12 +321,12 @@ mgpu_status mgpu_stencil_rows_sending(mgpu_kernel kernel, const float *in, float
  * splitting has; each part must also hold at least --halo rows. */
 #define MGPU_HALO_MAX 1024
 enum { MGPU_ROWS_FIXED_TOP = 1, MGPU_ROWS_FIXED_BOTTOM = 2 };
-mgpu_status mgpu_stencil_rows_blocked_host(mgpu_kernel kernel, const float *in, float *out,
-                                           long long nx, size_t pitch, long long r0, long long r1,
-                                           int steps, unsigned fixed);
-mgpu_status mgpu_stencil_rows_blocked(mgpu_kernel kernel, const float *in, float *out, long long nx,
-                                      size_t pitch, long long r0, long long r1, int steps,
-                                      unsigned fixed, mgpu_stream *stream);
+mgpu_status mgpu_kernel_rows_blocked_host(mgpu_kernel kernel, const float *in, float *out,
+                                          long long nx, size_t pitch, long long r0, long long r1,
+                                          int steps, unsigned fixed);
+mgpu_status mgpu_kernel_rows_blocked(mgpu_kernel kernel, const float *in, float *out, long long nx,
+                                     size_t pitch, long long r0, long long r1, int steps,
+                                     unsigned fixed, mgpu_stream *stream);
 
 /* Copy one row of N floats from SRC to DST with a kernel on STREAM's device;
  * either pointer may be a peer's memory or mapped host memory. */

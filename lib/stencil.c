@@ -9,7 +9,7 @@
  * exchange at step c the halos hold step c, so step c+i can compute K-1-i
  * rows of halo beyond the slab on each exchanged side, and step c+K-1 the
  * slab alone (the trapezoid).  The steps of a cycle go TIME_BLOCK to a pass
- * (mgpu_stencil_rows_blocked); a pass never crosses an exchange or the end
+ * (mgpu_kernel_rows_blocked); a pass never crosses an exchange or the end
  * of the run.  The field after step t lives in the buffer of the parity of
  * the passes before t (buffer_of). */
 #ifdef HAVE_CONFIG_H
@@ -352,9 +352,9 @@ static mgpu_status compute_local(mgpu_stencil *st, part *pt, long long step, lon
     MGPU_TRY(mgpu_fault_check(pt->slab.part, step));
     MGPU_TRY(check_current(pt));
     mgpu_trace_begin(MGPU_TRACE_COMPUTE, pt->slab.device, step);
-    mgpu_status status = mgpu_stencil_rows_sending(st->desc.kernel, pt->buf[buffer_of(st, step)],
-                                                   pt->buf[buffer_of(st, step + 1)], st->desc.nx,
-                                                   pt->pitch, l0, l1, first_to, last_to, stream);
+    mgpu_status status = mgpu_kernel_rows_sending(st->desc.kernel, pt->buf[buffer_of(st, step)],
+                                                  pt->buf[buffer_of(st, step + 1)], st->desc.nx,
+                                                  pt->pitch, l0, l1, first_to, last_to, stream);
     mgpu_trace_end();
     return status;
 }
@@ -368,9 +368,9 @@ static mgpu_status compute_band(mgpu_stencil *st, part *pt, long long step, long
     MGPU_TRY(mgpu_fault_check(pt->slab.part, step));
     MGPU_TRY(check_current(pt));
     mgpu_trace_begin(MGPU_TRACE_COMPUTE, pt->slab.device, step);
-    mgpu_status status = mgpu_stencil_rows_blocked(st->desc.kernel, pt->buf[buffer_of(st, step)],
-                                                   pt->buf[buffer_of(st, step + n)], st->desc.nx,
-                                                   pt->pitch, l0, l1, (int) n, fixed, stream);
+    mgpu_status status = mgpu_kernel_rows_blocked(st->desc.kernel, pt->buf[buffer_of(st, step)],
+                                                  pt->buf[buffer_of(st, step + n)], st->desc.nx,
+                                                  pt->pitch, l0, l1, (int) n, fixed, stream);
     mgpu_trace_end();
     return status;
 }

@@ -32,8 +32,8 @@ static mgpu_status time_batch(const mgpu_options *opt, float *a, float *b, size_
     const int t = pass_steps(opt);
     MGPU_TRY(mgpu_event_record(start, stream));
     for (int k = 0; k < n; k++)
-        MGPU_TRY(mgpu_stencil_rows_blocked(opt->kernel, k % 2 ? b : a, k % 2 ? a : b, opt->nx,
-                                           pitch, t, rows + t, t, 0, stream));
+        MGPU_TRY(mgpu_kernel_rows_blocked(opt->kernel, k % 2 ? b : a, k % 2 ? a : b, opt->nx, pitch,
+                                          t, rows + t, t, 0, stream));
     MGPU_TRY(mgpu_event_record(stop, stream));
     MGPU_TRY(mgpu_event_synchronize(stop));
     return mgpu_event_elapsed(start, stop, seconds);

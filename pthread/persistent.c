@@ -48,7 +48,7 @@ static void control_step(control *c)
     const mgpu_options *opt = c->opt;
     double start = mgpu_now();
     mgpu_field_fill_halo_rows(c->cur, opt->kernel, opt->nx, opt->ny);
-    mgpu_stencil_rows_host(opt->kernel, c->cur, c->next, opt->nx, (size_t) opt->nx, 1, opt->ny - 1);
+    mgpu_kernel_rows_host(opt->kernel, c->cur, c->next, opt->nx, (size_t) opt->nx, 1, opt->ny - 1);
     float *swap = c->cur;
     c->cur = c->next;
     c->next = swap;

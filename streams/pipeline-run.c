@@ -52,7 +52,7 @@ static mgpu_status chunk_step(void *arg, const float *d_in, float *d_out, long l
     MGPU_TRY(mgpu_memcpy_async(d_out, centre, used * sizeof(float), stream));
     if (!work->compute)
         return MGPU_OK;
-    return mgpu_stencil_rows(work->kernel, centre, d_out, work->nx, pitch, 0, nrows, stream);
+    return mgpu_kernel_rows(work->kernel, centre, d_out, work->nx, pitch, 0, nrows, stream);
 }
 
 /* The device memory DEVICE's pipeline may use. */

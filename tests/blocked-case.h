@@ -1,7 +1,7 @@
 /* blocked-case.h - what the blocked-kernel tests share (test-blocked.c on the
  * host backend, test-cuda-blocked.c on a GPU): one case runs
- * mgpu_stencil_rows_blocked and, as the reference, STEPS calls of the
- * one-step mgpu_stencil_rows on the shrinking band, on the active backend,
+ * mgpu_kernel_rows_blocked and, as the reference, STEPS calls of the
+ * one-step mgpu_kernel_rows on the shrinking band, on the active backend,
  * and compares every cell bit for bit. */
 #ifndef MGPU_TESTS_BLOCKED_CASE_H
 #define MGPU_TESTS_BLOCKED_CASE_H
@@ -84,13 +84,13 @@ static int blocked_case(mgpu_kernel kernel, long long nx, size_t pitch, long lon
     for (int k = 1; k <= steps && status == MGPU_OK; k++) {
         long long lo, hi;
         blocked_level_rows(r0, r1, steps, k, fixed, &lo, &hi);
-        status = mgpu_stencil_rows(kernel, cur, next, nx, pitch, lo, hi, s);
+        status = mgpu_kernel_rows(kernel, cur, next, nx, pitch, lo, hi, s);
         float *t = cur;
         cur = next;
         next = t;
     }
     if (status == MGPU_OK)
-        status = mgpu_stencil_rows_blocked(kernel, d_in, d_out, nx, pitch, r0, r1, steps, fixed, s);
+        status = mgpu_kernel_rows_blocked(kernel, d_in, d_out, nx, pitch, r0, r1, steps, fixed, s);
     if (status == MGPU_OK)
         status = mgpu_stream_synchronize(s);
     if (status == MGPU_OK)

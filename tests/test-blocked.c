@@ -31,7 +31,7 @@ static void test_reference_run(void)
     mgpu_field_initial_rows(in, (size_t) nx, MGPU_KERNEL_PATTERN2D, nx, ny, 0, ny, 3);
     float *out = malloc((size_t) (nx * ny) * sizeof *out);
     memcpy(out, in, (size_t) (nx * ny) * sizeof *out);
-    mgpu_status status = mgpu_stencil_rows_blocked_host(
+    mgpu_status status = mgpu_kernel_rows_blocked_host(
         MGPU_KERNEL_PATTERN2D, in, out, nx, (size_t) nx, 1, ny - 1, steps,
         MGPU_ROWS_FIXED_TOP | MGPU_ROWS_FIXED_BOTTOM);
     CHECK(status == MGPU_OK && memcmp(out, ref, (size_t) (nx * ny) * sizeof *out) == 0,
@@ -45,7 +45,7 @@ static void test_usage(void)
 {
     float f[27] = {0};
     for (int steps = 0; steps <= MGPU_TIME_BLOCK_MAX + 1; steps += MGPU_TIME_BLOCK_MAX + 1)
-        CHECK(mgpu_stencil_rows_blocked_host(MGPU_KERNEL_JACOBI, f, f + 9, 3, 3, 1, 2, steps, 0) ==
+        CHECK(mgpu_kernel_rows_blocked_host(MGPU_KERNEL_JACOBI, f, f + 9, 3, 3, 1, 2, steps, 0) ==
                   MGPU_ERR_USAGE,
               "%d steps: %s", steps, mgpu_last_error());
 }

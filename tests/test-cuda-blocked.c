@@ -1,4 +1,4 @@
-/* test-cuda-blocked.c - the CUDA blocked kernel (mgpu_stencil_rows_blocked)
+/* test-cuda-blocked.c - the CUDA blocked kernel (mgpu_kernel_rows_blocked)
  * against STEPS launches of the one-step CUDA kernel on the shrinking band,
  * bit for bit, on device 0 (blocked-case.h has the matrix), and on fields
  * large enough for many strips and tiles.  Skips (exit 77) where there is no

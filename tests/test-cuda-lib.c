@@ -547,7 +547,7 @@ static void stencil_case(int d, mgpu_kernel kernel, long long nx, long long ny, 
     mgpu_stream *s = NULL;
     random_floats(in, cells, (unsigned) (nx * 31 + ny + kernel));
     memset(want, 0xff, bytes);
-    mgpu_stencil_rows_host(kernel, in, want, nx, pitch, r0, r1);
+    mgpu_kernel_rows_host(kernel, in, want, nx, pitch, r0, r1);
 
     mgpu_status status = mgpu_device_set(d);
     if (status == MGPU_OK)
@@ -557,7 +557,7 @@ static void stencil_case(int d, mgpu_kernel kernel, long long nx, long long ny, 
     if (status == MGPU_OK)
         status = mgpu_memset(d, d_out, 0xff, bytes);
     if (status == MGPU_OK)
-        status = mgpu_stencil_rows(kernel, d_in, d_out, nx, pitch, r0, r1, s);
+        status = mgpu_kernel_rows(kernel, d_in, d_out, nx, pitch, r0, r1, s);
     if (status == MGPU_OK)
         status = mgpu_stream_synchronize(s);
     if (status == MGPU_OK)
@@ -614,7 +614,7 @@ static mgpu_status pipeline_step(void *arg, const float *d_in, float *d_out, lon
     mgpu_status status = mgpu_memcpy_async(d_out, centre, used * sizeof(float), stream);
     if (status != MGPU_OK)
         return status;
-    return mgpu_stencil_rows(*kernel, centre, d_out, PIPE_NX, pitch, 0, nrows, stream);
+    return mgpu_kernel_rows(*kernel, centre, d_out, PIPE_NX, pitch, 0, nrows, stream);
 }
 
 static void test_pipeline(int d, mgpu_kernel kernel, int chunks, int streams, int serial)
@@ -626,7 +626,7 @@ static void test_pipeline(int d, mgpu_kernel kernel, int chunks, int streams, in
     memset(out, 0xff, bytes);
     memset(want, 0xff, bytes);
     memcpy(want + PIPE_NX, in + PIPE_NX, (size_t) (PIPE_NY - 2) * PIPE_NX * sizeof(float));
-    mgpu_stencil_rows_host(kernel, in, want, PIPE_NX, PIPE_NX, 1, PIPE_NY - 1);
+    mgpu_kernel_rows_host(kernel, in, want, PIPE_NX, PIPE_NX, 1, PIPE_NY - 1);
 
     mgpu_pipeline_desc desc = {.device = d,
                                .nx = PIPE_NX,

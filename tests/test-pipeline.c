@@ -28,7 +28,7 @@ typedef struct chunk_arg {
 } chunk_arg;
 
 /* A chunk's work.  The stencil: output row k is input row k+halo, and
- * mgpu_stencil_rows reads rows r-1..r+1 of its input for output row r, so
+ * mgpu_kernel_rows reads rows r-1..r+1 of its input for output row r, so
  * the input is handed over from row HALO on (halo >= 1).  The boundary columns are
  * copied first, as the stencil domain keeps them in both buffers. */
 static mgpu_status chunk_fn(void *arg, const float *d_in, float *d_out, long long row0,
@@ -46,7 +46,7 @@ static mgpu_status chunk_fn(void *arg, const float *d_in, float *d_out, long lon
     size_t used = ((size_t) nrows - 1) * pitch + NX; /* up to the last row's last cell */
     mgpu_status status = mgpu_memcpy_async(d_out, centre, used * sizeof(float), stream);
     if (status == MGPU_OK && a->step)
-        status = mgpu_stencil_rows(a->kernel, centre, d_out, NX, pitch, 0, nrows, stream);
+        status = mgpu_kernel_rows(a->kernel, centre, d_out, NX, pitch, 0, nrows, stream);
     return status;
 }
 
@@ -90,7 +90,7 @@ static void expected(const float *in, float *want, const chunk_arg *a)
     for (int j = a->halo; j < NY - a->halo; j++)
         memcpy(want + (size_t) j * HOST_PITCH, in + (size_t) j * HOST_PITCH, NX * sizeof(float));
     if (a->step)
-        mgpu_stencil_rows_host(a->kernel, in, want, NX, HOST_PITCH, a->halo, NY - a->halo);
+        mgpu_kernel_rows_host(a->kernel, in, want, NX, HOST_PITCH, a->halo, NY - a->halo);
 }
 
 /* The chunks the function saw tile the block in order, the longer ones first. */

@@ -36,9 +36,9 @@ static double run(mgpu_kernel kernel, float *a, float *b, long long nx, long lon
     for (int done = 0; done < steps; done += t) {
         int n = steps - done < t ? steps - done : t;
         if (n == 1)
-            mgpu_stencil_rows_host(kernel, cur, next, nx, (size_t) nx, 1, ny - 1);
-        else if (mgpu_stencil_rows_blocked_host(kernel, cur, next, nx, (size_t) nx, 1, ny - 1, n,
-                                                fixed) != MGPU_OK) {
+            mgpu_kernel_rows_host(kernel, cur, next, nx, (size_t) nx, 1, ny - 1);
+        else if (mgpu_kernel_rows_blocked_host(kernel, cur, next, nx, (size_t) nx, 1, ny - 1, n,
+                                               fixed) != MGPU_OK) {
             fprintf(stderr, "blocked-bench: %s\n", mgpu_last_error());
             exit(1);
         }
