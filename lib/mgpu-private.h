@@ -7,7 +7,9 @@
 #include "mgpu/harness.h"
 #include "mgpu/measurement.h"
 #include "mgpu/processes.h"
-#include "mgpu/streams.h"
+#include "mgpu/graph.h"
+#include "mgpu/monitor.h"
+#include "mgpu/pipeline.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

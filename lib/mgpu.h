@@ -23,8 +23,10 @@
  *                         of processes (mgpu-mpi)
  *     mgpu/measurement.h  timing, copy bandwidth and ceilings, what
  *                         mgpu-p2p measures copies with
- *     mgpu/streams.h      the stream pipeline, CUDA graphs, the progress
- *                         monitor
+ *     mgpu/pipeline.h     the stream pipeline (book 11.1)
+ *     mgpu/graph.h        CUDA graphs, the stencil's steps replayed from one
+ *     mgpu/monitor.h      the progress monitor and its persistent kernel
+ *                         (book 11.2)
  */
 #ifndef MGPU_H
 #define MGPU_H

@@ -27,7 +27,7 @@
 #include "mgpu.h"
 #include "mgpu/harness.h"
 #include "mgpu/measurement.h"
-#include "mgpu/streams.h"
+#include "mgpu/graph.h"
 #include "trace.h"
 
 static long long cpu_control;

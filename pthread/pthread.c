@@ -22,7 +22,7 @@
 #include "mgpu.h"
 #include "mgpu/harness.h"
 #include "mgpu/measurement.h"
-#include "mgpu/streams.h"
+#include "mgpu/graph.h"
 #include "team.h"
 #include "trace.h"
 

@@ -8,7 +8,7 @@
 
 #include "mgpu.h"
 #include "mgpu/harness.h"
-#include "mgpu/streams.h"
+#include "mgpu/graph.h"
 
 typedef struct team team;
 

@@ -14,7 +14,7 @@
 #include "mgpu.h"
 #include "mgpu/harness.h"
 #include "mgpu/measurement.h"
-#include "mgpu/streams.h"
+#include "mgpu/graph.h"
 #include "trace.h"
 
 enum context_kind { CONTEXT_RUNTIME, CONTEXT_DRIVER };

@@ -5,7 +5,9 @@
 #include "mgpu.h"
 #include "mgpu/harness.h"
 #include "mgpu/measurement.h"
-#include "mgpu/streams.h"
+#include "mgpu/graph.h"
+#include "mgpu/monitor.h"
+#include "mgpu/pipeline.h"
 #include "trace.h"
 
 /* The program's own options, as the command line left them (long long, as

@@ -13,7 +13,7 @@
 
 #include "check.h"
 #include "mgpu.h"
-#include "mgpu/streams.h"
+#include "mgpu/pipeline.h"
 
 static int ndevices;
 

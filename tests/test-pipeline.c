@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "mgpu.h"
-#include "mgpu/streams.h"
+#include "mgpu/pipeline.h"
 
 /* The field: NY rows of NX cells, HOST_PITCH floats apart (padded, so that
  * the pipeline's copies between pitches are exercised). */

@@ -12,7 +12,7 @@
 #include "check.h"
 #include "mgpu.h"
 #include "mgpu/measurement.h"
-#include "mgpu/streams.h"
+#include "mgpu/graph.h"
 #include "trace.h"
 
 #define PAIRS 1000000
