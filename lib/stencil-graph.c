@@ -42,22 +42,28 @@ static mgpu_status record_on(const mgpu_stencil *st, int part, mgpu_event *event
     return mgpu_event_record(event, mgpu_stencil_stream(st, part));
 }
 
-long long mgpu_stencil_graph_first(const mgpu_stencil *st) { return mgpu_stencil_halo(st); }
+/* The steps issued plainly before the first replay: the first cycle of
+ * the exchanges (step 0 with one-row halos, steps 0 to K-1 with --halo=K),
+ * whose send fills the halos that the reset poisoned. */
+static long long graph_first(const mgpu_stencil *st) { return mgpu_stencil_halo(st); }
 
 /* What a replay leaves must be what the capture started from: the exchange
  * parity (the sent events, by parity) and the buffer holding the field
  * (one per pass, and a cycle may have an odd number of passes) both repeat
- * after two cycles, and every cycle has the same passes. */
-long long mgpu_stencil_graph_steps(const mgpu_stencil *st, long long steps)
+ * after two cycles, and every cycle has the same passes.  So a replay runs
+ * whole pairs of cycles, about MGPU_GRAPH_STEPS steps; 0 when none fits. */
+static long long graph_steps_of(const mgpu_stencil *st, long long steps)
 {
     long long two_cycles = 2LL * mgpu_stencil_halo(st);
     long long most = (MGPU_GRAPH_STEPS + two_cycles - 1) / two_cycles * two_cycles;
-    long long fits = (steps - mgpu_stencil_graph_first(st)) / two_cycles * two_cycles;
+    long long fits = (steps - graph_first(st)) / two_cycles * two_cycles;
     long long k = fits < most ? fits : most;
     return k >= two_cycles ? k : 0;
 }
 
-mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *st, const char *option)
+/* Whether ST's steps can be captured: MGPU_ERR_USAGE, with a line that
+ * names OPTION, on the host backend or with a synchronous exchange mode. */
+static mgpu_status graph_check(const mgpu_stencil *st, const char *option)
 {
     if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
         return mgpu_fail(MGPU_ERR_USAGE,
@@ -133,15 +139,18 @@ static mgpu_status issue_step(mgpu_stencil *st, int nparts, long long step, int 
     return MGPU_OK;
 }
 
-mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *st, int nparts, long long k, int compute,
-                                       mgpu_graph **graph)
+/* From freshly reset parts: issue the first steps of every part plainly
+ * (graph_first), capture the K after them into *GRAPH, and wait for the
+ * first to be done; the caller resets the parts before its runs. */
+static mgpu_status capture_steps(mgpu_stencil *st, int nparts, long long k, int compute,
+                                 mgpu_graph **graph)
 {
     *graph = NULL;
     int current;
     MGPU_TRY(mgpu_device_get(&current));
     /* A fault asked for at a captured step fails here, with its own message,
      * not inside the capture; the replays check the steps they run. */
-    long long first = mgpu_stencil_graph_first(st);
+    long long first = graph_first(st);
     if (compute)
         MGPU_TRY(mgpu_fault_check_steps(nparts, first, k));
     for (long long step = 0; step < first; step++)
@@ -167,7 +176,9 @@ mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *st, int nparts, long long k
     return mgpu_device_set(current);
 }
 
-mgpu_status mgpu_stencil_replay(mgpu_stencil *st, int nparts, mgpu_graph *graph)
+/* One replay of GRAPH, ordered after every part's work so far and before
+ * every part's work after it. */
+static mgpu_status replay(mgpu_stencil *st, int nparts, mgpu_graph *graph)
 {
     int current;
     MGPU_TRY(mgpu_device_get(&current));
@@ -195,15 +206,15 @@ mgpu_status mgpu_stencil_replay(mgpu_stencil *st, int nparts, mgpu_graph *graph)
 mgpu_status mgpu_graph_steps_capture(mgpu_graph_steps *g, mgpu_stencil *st, const mgpu_run *run)
 {
     *g = (mgpu_graph_steps){NULL, 0, 0, 0};
-    MGPU_TRY(mgpu_stencil_graph_check(st, "--graph"));
-    g->first = mgpu_stencil_graph_first(st);
-    g->k = mgpu_stencil_graph_steps(st, run->opt->steps);
+    MGPU_TRY(graph_check(st, "--graph"));
+    g->first = graph_first(st);
+    g->k = graph_steps_of(st, run->opt->steps);
     if (g->k == 0)
         return MGPU_OK;
     g->end = g->first + (run->opt->steps - g->first) / g->k * g->k;
     for (int p = 0; p < run->ndevices; p++)
         MGPU_TRY(mgpu_stencil_reset(st, p));
-    return mgpu_stencil_capture_steps(st, run->ndevices, g->k, run->compute, &g->graph);
+    return capture_steps(st, run->ndevices, g->k, run->compute, &g->graph);
 }
 
 mgpu_status mgpu_graph_steps_replay(const mgpu_graph_steps *g, mgpu_stencil *st,
@@ -213,7 +224,7 @@ mgpu_status mgpu_graph_steps_replay(const mgpu_graph_steps *g, mgpu_stencil *st,
         /* A replayed kernel checks nothing: its steps are checked here. */
         MGPU_TRY(mgpu_fault_check_steps(run->ndevices, step, g->k));
         mgpu_trace_replay_begin(step, g->k);
-        mgpu_status status = mgpu_stencil_replay(st, run->ndevices, g->graph);
+        mgpu_status status = replay(st, run->ndevices, g->graph);
         mgpu_trace_end();
         MGPU_TRY(status);
         mgpu_progress_step(run->progress, step + g->k);

@@ -42,25 +42,6 @@ void mgpu_graph_destroy(mgpu_graph *graph);
  * for 32 steps of two H200s), so one launch carries many steps, and the host
  * calls that order it before and after (four a part) are paid once for all. */
 #define MGPU_GRAPH_STEPS 32
-/* The steps issued plainly before the first replay: the first cycle of
- * the exchanges (step 0 with one-row halos, steps 0 to K-1 with --halo=K),
- * whose send fills the halos that the reset poisoned. */
-long long mgpu_stencil_graph_first(const mgpu_stencil *stencil);
-/* The steps a replay runs in a run of STEPS: whole pairs of cycles (each
- * replay then starts at the exchange parity and buffer the capture did),
- * about MGPU_GRAPH_STEPS; 0 when no replay fits. */
-long long mgpu_stencil_graph_steps(const mgpu_stencil *stencil, long long steps);
-/* Whether STENCIL's steps can be captured: MGPU_ERR_USAGE, with a line that
- * names OPTION, on the host backend or with a synchronous exchange mode. */
-mgpu_status mgpu_stencil_graph_check(const mgpu_stencil *stencil, const char *option);
-/* From freshly reset parts: issue the first steps of every part plainly
- * (mgpu_stencil_graph_first), capture the K after them
- * (mgpu_stencil_graph_steps) into *GRAPH, and wait for the first to be
- * done; the caller resets the parts before its runs. */
-mgpu_status mgpu_stencil_capture_steps(mgpu_stencil *stencil, int nparts, long long k, int compute,
-                                       mgpu_graph **graph);
-mgpu_status mgpu_stencil_replay(mgpu_stencil *stencil, int nparts, mgpu_graph *graph);
-
 /* --graph of the programs that issue the steps themselves (mgpu-single,
  * -pthread, -openmp): a run's steps captured once, replayed in every run. */
 typedef struct mgpu_graph_steps {
@@ -69,9 +50,11 @@ typedef struct mgpu_graph_steps {
     long long k;       /* the steps of one replay */
     long long end;     /* the step after the last replay: plain steps go on */
 } mgpu_graph_steps;
-/* Check that RUN's steps can be captured (mgpu_stencil_graph_check, naming
- * --graph), reset every part and capture them (mgpu_stencil_capture_steps)
- * into *G.  The caller resets the parts before each run and destroys
+/* Check that RUN's steps can be captured (the CUDA backend, an exchange
+ * mode a capture can hold; else a usage error naming --graph), reset every
+ * part and capture them into *G: its first steps (the first cycle of the
+ * exchanges, which fills the halos the reset poisoned) issued plainly, then
+ * whole pairs of cycles, about MGPU_GRAPH_STEPS steps.  The caller resets the parts before each run and destroys
  * G->graph. */
 mgpu_status mgpu_graph_steps_capture(mgpu_graph_steps *g, mgpu_stencil *stencil,
                                      const mgpu_run *run);
