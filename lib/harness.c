@@ -49,6 +49,17 @@ void mgpu_run_keep(mgpu_run *run, int r, double seconds, double waited)
     run->waited[r - run->warmup] = waited;
 }
 
+void mgpu_record_cpu_control(mgpu_record *record, double devices_s, double cpu_s, double both_s)
+{
+    double hidden = cpu_s > 0.0 ? (devices_s + cpu_s - both_s) / cpu_s : 1.0;
+    mgpu_record_set_number(record, "cpu_control_s", cpu_s);
+    mgpu_record_set_number(record, "concurrent_s", both_s);
+    mgpu_record_set_number(record, "cpu_control_hidden",
+                           hidden < 0.0   ? 0.0
+                           : hidden > 1.0 ? 1.0
+                                          : hidden);
+}
+
 /* Run the strategy REPEATS times (after WARMUP) and give the median etc.;
  * for the record's run, also where its steps' time went on the host.  WHAT
  * names the phase on the progress line. */

@@ -211,13 +211,7 @@ static mgpu_status control_run(mgpu_stencil *st, const mgpu_run *run, const mgpu
     mgpu_status status = mgpu_failure_status(&failure);
     if (status != MGPU_OK)
         return status;
-    double hidden = cpu_s > 0.0 ? (devices_s + cpu_s - both) / cpu_s : 1.0;
-    mgpu_record_set_number(run->record, "cpu_control_s", cpu_s);
-    mgpu_record_set_number(run->record, "concurrent_s", both);
-    mgpu_record_set_number(run->record, "cpu_control_hidden",
-                           hidden < 0.0   ? 0.0
-                           : hidden > 1.0 ? 1.0
-                                          : hidden);
+    mgpu_record_cpu_control(run->record, devices_s, cpu_s, both);
     return MGPU_OK;
 }
 

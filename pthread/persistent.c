@@ -172,13 +172,7 @@ static mgpu_status persistent_runs(team *t, control *c)
             mgpu_progress_begin(run->progress, "with the CPU control", 0, 1, 1);
         if (ok && c && persistent_run(t, c, 0, &both)) {
             double alone = mgpu_stats_of(run->seconds, run->repeats).median;
-            double hidden = c->seconds > 0.0 ? (alone + c->seconds - both) / c->seconds : 1.0;
-            mgpu_record_set_number(run->record, "cpu_control_s", c->seconds);
-            mgpu_record_set_number(run->record, "concurrent_s", both);
-            mgpu_record_set_number(run->record, "cpu_control_hidden",
-                                   hidden < 0.0   ? 0.0
-                                   : hidden > 1.0 ? 1.0
-                                                  : hidden);
+            mgpu_record_cpu_control(run->record, alone, c->seconds, both);
         }
         release(t, CMD_QUIT, 0);
         team_join(t);

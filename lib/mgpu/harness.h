@@ -313,6 +313,13 @@ typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
  * not told). */
 void mgpu_run_keep(mgpu_run *run, int r, double seconds, double waited);
 
+/* The CPU control field computed beside the devices (book 10.5, 10.6): the
+ * record's cpu_control_s (CPU_S, the CPU's time on it), concurrent_s (BOTH_S,
+ * the devices and the CPU at once) and cpu_control_hidden, the share of the
+ * CPU's time that did not make the devices' run (DEVICES_S alone) longer,
+ * from 0 to 1. */
+void mgpu_record_cpu_control(mgpu_record *record, double devices_s, double cpu_s, double both_s);
+
 /* The stencil domain that the options OPT ask for, NPARTS parts, every one
  * local: the grid, kernel, exchange, seed, halo, time block and steps (a
  * program that holds some of the parts, or moves the halos itself, changes
