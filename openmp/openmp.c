@@ -33,27 +33,45 @@
 static long long cpu_control;
 static long long use_graph;
 
-static const mgpu_extra_option extra[] = {
-    {"cpu-control",
-     "one more run, the CPU control field computed in a concurrent OpenMP "
-     "section; reports how much of it the devices' work hid",
-     NULL, 0, 1, 1, &cpu_control, NULL},
-    {"graph",
-     "every device's steps captured into one CUDA graph once, thread 0 replays "
-     "it, many steps a launch",
-     NULL, 0, 0, 1, &use_graph, NULL},
-    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
-};
+static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *failure,
+                  const mgpu_graph_steps *g, double *waited, double *synced);
 
-static const mgpu_program program = {
-    .name = "mgpu-openmp",
-    .strategy = "openmp",
-    .summary = "one OpenMP thread per device, an omp barrier per step",
-    .exchanges = MGPU_STENCIL_EXCHANGES,
-    .extra = extra,
-    .binds_workers = 1,
-    .deep_halo = 1,
-};
+/* One run from the initial field: the parts' threads, timed from the
+ * region's start to its end.  *WAITED gets the seconds the threads spent at
+ * barriers, summed, and *SYNCED those they spent waiting for their devices
+ * at the end. */
+static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, const mgpu_graph_steps *g,
+                            double *seconds, double *waited, double *synced)
+{
+    int n = run->ndevices;
+    for (int p = 0; p < n; p++) {
+        mgpu_status status = mgpu_stencil_reset(st, p);
+        if (status != MGPU_OK)
+            return status;
+    }
+    mgpu_failure failure;
+    mgpu_failure_init(&failure);
+    double sum = 0.0, sync_sum = 0.0, start = mgpu_now();
+#pragma omp parallel num_threads(n) reduction(+ : sum, sync_sum)
+    {
+        /* Every thread sees the same team size, so all take the same branch
+         * and none waits at a barrier the others skip. */
+        int got = omp_get_num_threads();
+        if (got == n) {
+            steps(st, run, omp_get_thread_num(), &failure, g, &sum, &sync_sum);
+        } else if (omp_get_thread_num() == 0) {
+            mgpu_status status = mgpu_error_set(MGPU_ERR_SYSTEM,
+                                                "OpenMP gave %d threads, %d "
+                                                "devices need one each (OMP_THREAD_LIMIT?)",
+                                                got, n);
+            mgpu_failure_record(&failure, status, 0);
+        }
+    }
+    *seconds = mgpu_now() - start;
+    *waited = sum;
+    *synced = sync_sum;
+    return mgpu_failure_status(&failure);
+}
 
 /* Arrive at the next barrier with STATUS, how the work since the last one
  * went; false when some thread failed, and all leave.  *WAITED gets the
@@ -134,43 +152,6 @@ static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *fa
     *synced += mgpu_now() - before;
     if (t.status != MGPU_OK)
         mgpu_failure_record(failure, t.status, t.barrier);
-}
-
-/* One run from the initial field: the parts' threads, timed from the
- * region's start to its end.  *WAITED gets the seconds the threads spent at
- * barriers, summed, and *SYNCED those they spent waiting for their devices
- * at the end. */
-static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, const mgpu_graph_steps *g,
-                            double *seconds, double *waited, double *synced)
-{
-    int n = run->ndevices;
-    for (int p = 0; p < n; p++) {
-        mgpu_status status = mgpu_stencil_reset(st, p);
-        if (status != MGPU_OK)
-            return status;
-    }
-    mgpu_failure failure;
-    mgpu_failure_init(&failure);
-    double sum = 0.0, sync_sum = 0.0, start = mgpu_now();
-#pragma omp parallel num_threads(n) reduction(+ : sum, sync_sum)
-    {
-        /* Every thread sees the same team size, so all take the same branch
-         * and none waits at a barrier the others skip. */
-        int got = omp_get_num_threads();
-        if (got == n) {
-            steps(st, run, omp_get_thread_num(), &failure, g, &sum, &sync_sum);
-        } else if (omp_get_thread_num() == 0) {
-            mgpu_status status = mgpu_error_set(MGPU_ERR_SYSTEM,
-                                                "OpenMP gave %d threads, %d "
-                                                "devices need one each (OMP_THREAD_LIMIT?)",
-                                                got, n);
-            mgpu_failure_record(&failure, status, 0);
-        }
-    }
-    *seconds = mgpu_now() - start;
-    *waited = sum;
-    *synced = sync_sum;
-    return mgpu_failure_status(&failure);
 }
 
 /* Book 10.6: one section drives the devices, the other computes the CPU
@@ -316,5 +297,27 @@ static mgpu_status openmp(void *ctx, mgpu_run *run)
     mgpu_stencil_destroy(st);
     return status;
 }
+
+static const mgpu_extra_option extra[] = {
+    {"cpu-control",
+     "one more run, the CPU control field computed in a concurrent OpenMP "
+     "section; reports how much of it the devices' work hid",
+     NULL, 0, 1, 1, &cpu_control, NULL},
+    {"graph",
+     "every device's steps captured into one CUDA graph once, thread 0 replays "
+     "it, many steps a launch",
+     NULL, 0, 0, 1, &use_graph, NULL},
+    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
+};
+
+static const mgpu_program program = {
+    .name = "mgpu-openmp",
+    .strategy = "openmp",
+    .summary = "one OpenMP thread per device, an omp barrier per step",
+    .exchanges = MGPU_STENCIL_EXCHANGES,
+    .extra = extra,
+    .binds_workers = 1,
+    .deep_halo = 1,
+};
 
 int main(int argc, char **argv) { return mgpu_main(&program, argc, argv, openmp, NULL); }
