@@ -22,27 +22,6 @@ static const char *const context_names[] = {"runtime", "driver", NULL};
 static long long context = CONTEXT_RUNTIME;
 static long long use_graph;
 
-static const mgpu_extra_option extra[] = {
-    {"context",
-     "how the thread switches devices: runtime (cudaSetDevice) or driver "
-     "(cuCtxPushCurrent/cuCtxPopCurrent)",
-     context_names, 0, 1, 0, &context, NULL},
-    {"graph",
-     "capture the steps of every device into a CUDA graph once, then replay it, "
-     "many steps a launch",
-     NULL, 0, 0, 1, &use_graph, NULL},
-    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
-};
-
-static const mgpu_program program = {
-    .name = "mgpu-single",
-    .strategy = "single-thread",
-    .summary = "one host thread drives every device by switching the current context",
-    .exchanges = MGPU_STENCIL_EXCHANGES,
-    .extra = extra,
-    .deep_halo = 1,
-};
-
 /* Make DEVICE current for the work that follows. */
 static mgpu_status enter(int device)
 {
@@ -159,5 +138,26 @@ static mgpu_status single_thread(void *ctx, mgpu_run *run)
     mgpu_stencil_destroy(st);
     return status;
 }
+
+static const mgpu_extra_option extra[] = {
+    {"context",
+     "how the thread switches devices: runtime (cudaSetDevice) or driver "
+     "(cuCtxPushCurrent/cuCtxPopCurrent)",
+     context_names, 0, 1, 0, &context, NULL},
+    {"graph",
+     "capture the steps of every device into a CUDA graph once, then replay it, "
+     "many steps a launch",
+     NULL, 0, 0, 1, &use_graph, NULL},
+    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
+};
+
+static const mgpu_program program = {
+    .name = "mgpu-single",
+    .strategy = "single-thread",
+    .summary = "one host thread drives every device by switching the current context",
+    .exchanges = MGPU_STENCIL_EXCHANGES,
+    .extra = extra,
+    .deep_halo = 1,
+};
 
 int main(int argc, char **argv) { return mgpu_main(&program, argc, argv, single_thread, NULL); }
