@@ -996,6 +996,12 @@ int main(int argc, char **argv)
 {
     options opt;
     int code = parse_options(&opt, argc, argv);
+    /* --help and --version are output like any other: not written, not a
+     * success (the other programs' mgpu_stdout_close). */
+    if (code == 0) {
+        static const mgpu_program self = {.name = COMPARE_NAME};
+        code = mgpu_stdout_close(&self, 0);
+    }
     if (code < 0) {
         cmp_catch_signals();
         cmp_rows rows = {0};
