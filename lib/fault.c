@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mgpu-private.h"
 
@@ -16,19 +17,24 @@ static struct {
 } fault;
 static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
 
+/* STEP and DEVICE are whole numbers as the command line's are
+ * (mgpu_parse_integer): no blank before or after either, and a STEP past
+ * the largest long long is refused, not clamped to it. */
 static void fault_read(void)
 {
     const char *text = getenv("MGPU_INJECT_FAULT");
     if (!text || !*text)
         return;
     fault.set = 1;
-    char *end;
-    fault.step = strtoll(text, &end, 10);
-    if (end == text || *end != ':' || fault.step < 0)
+    char step[32];
+    const char *colon = strchr(text, ':');
+    if (!colon || (size_t) (colon - text) >= sizeof step)
         return;
-    const char *dev = end + 1;
-    long device = strtol(dev, &end, 10);
-    if (end == dev || *end || device < 0 || device >= MGPU_MAX_DEVICES)
+    memcpy(step, text, (size_t) (colon - text));
+    step[colon - text] = '\0';
+    long long device;
+    if (mgpu_parse_integer(step, &fault.step) != 0 || fault.step < 0 ||
+        mgpu_parse_integer(colon + 1, &device) != 0 || device < 0 || device >= MGPU_MAX_DEVICES)
         return;
     fault.device = (int) device;
     fault.valid = 1;
@@ -43,7 +49,7 @@ static mgpu_status fault_requested(int *wanted)
     if (fault.set && !fault.valid)
         return mgpu_fail(MGPU_ERR_USAGE,
                          "MGPU_INJECT_FAULT: '%s' is not STEP:DEVICE "
-                         "(two non-negative integers)",
+                         "(two non-negative integers, STEP below 2^63)",
                          getenv("MGPU_INJECT_FAULT"));
     return MGPU_OK;
 }
