@@ -337,6 +337,12 @@ static int add_runs(json_t *runs, cmp_rows *rows, char *error, size_t size)
         snprintf(error, size, "\"runs\": %s", runs ? "not an array" : "absent");
         return -1;
     }
+    /* mgpu-compare writes no results without a run: such a file has
+     * nothing to print or plot, and says so rather than printing nothing. */
+    if (json_array_size(runs) == 0) {
+        snprintf(error, size, "\"runs\": empty, no run to print or plot");
+        return -1;
+    }
     json_array_foreach(runs, index, run) {
         char why[300];
         cmp_row *row = cmp_rows_add(rows);
