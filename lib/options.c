@@ -841,6 +841,15 @@ static int check_combination(const mgpu_options *opt, const mgpu_program *progra
                    opt->halo > 1 ? "halo" : "time-block", program->name);
         return PARSE_EXIT_USAGE;
     }
+    /* --help says T is at most K: a larger T asked for is refused, not run
+     * as K without a word. */
+    if (opt->time_block > opt->halo) {
+        mgpu_error(program,
+                   "--time-block: '%d' is more than --halo=%d (accepted: auto or an integer "
+                   "from 1 to K, the halo depth)",
+                   opt->time_block, opt->halo);
+        return PARSE_EXIT_USAGE;
+    }
     if (mgpu_halo_check(opt->halo, opt->ny, opt->devices > 0 ? opt->devices : 1) != MGPU_OK) {
         mgpu_error(program, "%s", mgpu_last_error());
         return PARSE_EXIT_USAGE;

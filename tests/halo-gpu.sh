@@ -1,7 +1,7 @@
 # halo-gpu.sh - the deep-halo matrix on GPUs, sourced by cuda-halo.sh (the
 # in-process strategies) and cuda-halo-procs.sh (the multi-process ones),
 # each of which fits one device call: --halo=K (1..4) and --time-block=T
-# (1..4), the exchange modes each program takes, both kernels, on 1 to all
+# (1..K), the exchange modes each program takes, both kernels, on 1 to all
 # devices (at most 4): odd and uneven grids bit-identical to the CPU
 # reference, a larger one N devices bit-identical to one.  The caller sets
 # $programs (paths under the build tree) and has sourced tests/lib.sh.
@@ -60,6 +60,8 @@ on_devices() {
                 kernel=pattern2d
                 [ $((turn % 2)) -eq 1 ] && kernel=jacobi
                 turn=$((turn + 1))
+                # T above K is a usage error (halo-host.tap checks it).
+                [ "$block" -le "$halo" ] || continue
                 check_run "$p: cuda vs cpu, K=$halo T=$block, $1, $devices devices, $kernel" \
                     $prefix "$prog" $common --verify=cpu --exchange=$1 --devices=$devices \
                     --kernel=$kernel --halo=$halo --time-block=$block --nx=1001 \
