@@ -267,7 +267,9 @@ static void print_help(void)
     bench_help_line("--mpirun=COMMAND", "how mgpu-mpi is started, -np N is added (default: "
                                         "$MPIRUN, else mpirun; as root, Open MPI is allowed "
                                         "to run)");
-    bench_help_line("--timeout=SECONDS", "stop a run that takes longer (default 600)");
+    bench_help_line("--timeout=SECONDS",
+                    "stop a run that takes longer (default 600), and a program asked for "
+                    "its modes after that or 60 s");
     bench_help_line("-h, --help", "print this help and exit");
     bench_help_line("-V, --version", "print the version and exit");
     printf("\nEach program runs on one device with --exchange=auto, and on more devices\n"
@@ -566,6 +568,11 @@ static int check_run_options(const plan *pl, int devices)
     return mgpu_options_parse(&parsed, &self, cmd.argc, cmd.argv) == 2 ? 2 : -1;
 }
 
+/* How long the question of a program's modes may take: --timeout, and at
+ * most a minute (an answer takes well under a second; mpirun's start, a
+ * few). */
+#define MODES_TIMEOUT_S 60
+
 /* The exchange modes PROG implements, as its --list-exchanges prints them:
  * one a line.  A line that names no mode mgpu-compare knows is passed over. */
 static int read_modes(const options *opt, program *prog, char *error, size_t size)
@@ -574,7 +581,16 @@ static int read_modes(const options *opt, program *prog, char *error, size_t siz
     command_of(&cmd, opt, prog, 1);
     add(&cmd, "--list-exchanges");
     cmp_output out;
-    if (cmp_spawn(cmd.argv, NULL, 60.0, &out, error, size) != 0) {
+    long long limit = opt->timeout < MODES_TIMEOUT_S ? opt->timeout : MODES_TIMEOUT_S;
+    if (cmp_spawn(cmd.argv, NULL, (double) limit, &out, error, size) != 0) {
+        cmp_output_free(&out);
+        return -1;
+    }
+    if (out.timed_out) {
+        snprintf(error, size,
+                 "%s --list-exchanges: stopped after %lld s (--timeout, at most %d s "
+                 "for this question)",
+                 prog->path, limit, MODES_TIMEOUT_S);
         cmp_output_free(&out);
         return -1;
     }
@@ -607,6 +623,35 @@ static const char *last_record(const char *text)
             line++;
     }
     return found;
+}
+
+/* A failed row for strategy S, which could not even say its modes: on one
+ * device at the comparison's first grid (GRID) and halo, WHY its reason.
+ * -1 when out of memory. */
+static int probe_failed(plan *pl, const struct strategy *s, const cmp_size *grid, const char *why,
+                        cmp_rows *rows)
+{
+    cmp_row *row = cmp_rows_add(rows);
+    if (!row) {
+        fprintf(stderr, "%s: out of memory\n", COMPARE_NAME);
+        return -1;
+    }
+    snprintf(row->program, sizeof row->program, "%s", s->program);
+    snprintf(row->strategy, sizeof row->strategy, "%s", s->name);
+    snprintf(row->exchange, sizeof row->exchange, "%s", mgpu_exchange_name(MGPU_EXCHANGE_AUTO));
+    snprintf(row->backend, sizeof row->backend, "%s", pl->backend);
+    snprintf(row->kernel, sizeof row->kernel, "%s", mgpu_kernel_names[pl->opt->kernel]);
+    row->devices = 1;
+    row->nx = grid->nx;
+    row->ny = grid->ny;
+    row->steps = pl->steps;
+    row->repeats = (int) pl->opt->repeat;
+    row->halo = pl->opt->halos[0];
+    row->status = RUN_FAILED;
+    snprintf(row->reason, sizeof row->reason, "%.*s", (int) sizeof row->reason - 1, why);
+    cmp_plain_text(row->reason);
+    pl->failures++;
+    return 0;
 }
 
 static void run_one(plan *pl, const program *prog, int devices, const char *exchange, cmp_row *row)
@@ -770,7 +815,11 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
         }
         char error[512];
         if (read_modes(opt, p, error, sizeof error) != 0) {
-            fprintf(stderr, "%s: %s: skipped\n", COMPARE_NAME, error);
+            /* A program that was built but cannot be asked (its launcher
+             * failed, it hung or crashed) failed: a row says so. */
+            fprintf(stderr, "%s: %s: FAILED\n", COMPARE_NAME, error);
+            if (probe_failed(&pl, p->s, &sizes[0], error, rows) != 0)
+                return 1;
             continue;
         }
         offered |= p->modes;
@@ -791,10 +840,12 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
                      asked, have);
     }
     if (nprogs == 0) {
-        fprintf(stderr,
-                "%s: no strategy program to run (looked next to %s and in the build "
-                "tree around it)\n",
-                COMPARE_NAME, dir);
+        /* Programs that could not be asked have their failed rows. */
+        if (pl.failures == 0)
+            fprintf(stderr,
+                    "%s: no strategy program to run (looked next to %s and in the build "
+                    "tree around it)\n",
+                    COMPARE_NAME, dir);
         return 1;
     }
     for (int p = 0; p < nprogs; p++) {
