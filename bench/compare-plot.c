@@ -672,6 +672,32 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
     return 0;
 }
 
+/* Whether the plot NAME that gnuplot left in DIR is whole, else a line
+ * that says why: gnuplot exits 0 when its writes fail (a full disk), and
+ * leaves a PNG cut short or an empty SVG.  A PNG ends with its IEND chunk,
+ * an SVG with its closing tag.  A plot it did not make is no fault here:
+ * which plots a set has depends on its runs. */
+static int plot_whole(const char *dir, const char *name)
+{
+    char path[PATH_MAX + 32], tail[64] = "";
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno == ENOENT;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    size_t want = size > (long) sizeof tail ? sizeof tail : size > 0 ? (size_t) size : 0;
+    size_t got = size >= 0 && fseek(f, -(long) want, SEEK_END) == 0 ? fread(tail, 1, want, f) : 0;
+    fclose(f);
+    static const char png_end[] = "IEND\xae\x42\x60\x82";
+    int whole = strstr(name, ".png") ? got >= 8 && memcmp(tail + got - 8, png_end, 8) == 0
+                                     : got > 0 && memmem(tail, got, "</svg>", 6) != NULL;
+    if (!whole)
+        fprintf(stderr,
+                "%s: gnuplot left %s incomplete (%ld bytes, a write failed?): no PNG or SVG\n",
+                COMPARE_NAME, name, size);
+    return whole;
+}
+
 int cmp_plot(const cmp_rows *rows, const char *dir)
 {
     if (max_devices(rows, NULL) == 0) {
@@ -710,5 +736,8 @@ int cmp_plot(const cmp_rows *rows, const char *dir)
         status = CMP_PLOTS_FAILED;
     }
     cmp_output_free(&out);
+    for (int i = 1; status == CMP_PLOTS_MADE && cmp_plot_files[i]; i++)
+        if (!plot_whole(dir, cmp_plot_files[i]))
+            status = CMP_PLOTS_FAILED;
     return status;
 }
