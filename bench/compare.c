@@ -625,28 +625,35 @@ static const char *last_record(const char *text)
     return found;
 }
 
+/* What ROW asks: strategy S on DEVICES devices with EXCHANGE, at PL's grid
+ * and halo now. */
+static void row_asked(cmp_row *row, const plan *pl, const struct strategy *s, int devices,
+                      const char *exchange)
+{
+    snprintf(row->program, sizeof row->program, "%s", s->program);
+    snprintf(row->strategy, sizeof row->strategy, "%s", s->name);
+    snprintf(row->exchange, sizeof row->exchange, "%s", exchange);
+    snprintf(row->backend, sizeof row->backend, "%s", pl->backend);
+    snprintf(row->kernel, sizeof row->kernel, "%s", mgpu_kernel_names[pl->opt->kernel]);
+    row->devices = devices;
+    row->nx = pl->nx;
+    row->ny = pl->ny;
+    row->steps = pl->steps;
+    row->repeats = (int) pl->opt->repeat;
+    row->halo = pl->halo;
+}
+
 /* A failed row for strategy S, which could not even say its modes: on one
- * device at the comparison's first grid (GRID) and halo, WHY its reason.
- * -1 when out of memory. */
-static int probe_failed(plan *pl, const struct strategy *s, const cmp_size *grid, const char *why,
-                        cmp_rows *rows)
+ * device at PL's grid and halo now, WHY its reason.  -1 when out of
+ * memory. */
+static int probe_failed(plan *pl, const struct strategy *s, const char *why, cmp_rows *rows)
 {
     cmp_row *row = cmp_rows_add(rows);
     if (!row) {
         fprintf(stderr, "%s: out of memory\n", COMPARE_NAME);
         return -1;
     }
-    snprintf(row->program, sizeof row->program, "%s", s->program);
-    snprintf(row->strategy, sizeof row->strategy, "%s", s->name);
-    snprintf(row->exchange, sizeof row->exchange, "%s", mgpu_exchange_name(MGPU_EXCHANGE_AUTO));
-    snprintf(row->backend, sizeof row->backend, "%s", pl->backend);
-    snprintf(row->kernel, sizeof row->kernel, "%s", mgpu_kernel_names[pl->opt->kernel]);
-    row->devices = 1;
-    row->nx = grid->nx;
-    row->ny = grid->ny;
-    row->steps = pl->steps;
-    row->repeats = (int) pl->opt->repeat;
-    row->halo = pl->opt->halos[0];
+    row_asked(row, pl, s, 1, mgpu_exchange_name(MGPU_EXCHANGE_AUTO));
     row->status = RUN_FAILED;
     snprintf(row->reason, sizeof row->reason, "%.*s", (int) sizeof row->reason - 1, why);
     cmp_plain_text(row->reason);
@@ -660,18 +667,7 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
     static command cmd;
     command_of(&cmd, opt, prog, devices);
     add_run_options(&cmd, pl, devices, exchange);
-
-    snprintf(row->program, sizeof row->program, "%s", prog->s->program);
-    snprintf(row->strategy, sizeof row->strategy, "%s", prog->s->name);
-    snprintf(row->exchange, sizeof row->exchange, "%s", exchange);
-    snprintf(row->backend, sizeof row->backend, "%s", pl->backend);
-    snprintf(row->kernel, sizeof row->kernel, "%s", mgpu_kernel_names[opt->kernel]);
-    row->devices = devices;
-    row->nx = pl->nx;
-    row->ny = pl->ny;
-    row->steps = pl->steps;
-    row->repeats = (int) opt->repeat;
-    row->halo = pl->halo;
+    row_asked(row, pl, prog->s, devices, exchange);
 
     char grid[96] = "";
     if (pl->sizes > 1)
@@ -793,6 +789,12 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
             return 2;
     }
 
+    /* The first grid and depth: those of a program's failed row when it
+     * cannot be asked for its modes (the runs set their own below). */
+    pl.nx = sizes[0].nx;
+    pl.ny = sizes[0].ny;
+    pl.halo = opt->halos[0];
+
     /* Open MPI's mpirun refuses to run as root unless told so; benchmarks
      * in containers run as root.  Nothing but Open MPI reads these. */
     if (geteuid() == 0) {
@@ -818,7 +820,7 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
             /* A program that was built but cannot be asked (its launcher
              * failed, it hung or crashed) failed: a row says so. */
             fprintf(stderr, "%s: %s: FAILED\n", COMPARE_NAME, error);
-            if (probe_failed(&pl, p->s, &sizes[0], error, rows) != 0)
+            if (probe_failed(&pl, p->s, error, rows) != 0)
                 return 1;
             continue;
         }
