@@ -142,8 +142,7 @@ static mgpu_status run_part(void *ctx, mgpu_run *run)
         mgpu_progress_run(run->progress, r);
         double start = mgpu_now();
         MGPU_TRY(run_steps(dm, opt->steps, run->compute, run->progress));
-        if (r >= run->warmup)
-            run->seconds[r - run->warmup] = mgpu_now() - start;
+        mgpu_run_keep(run, r, mgpu_now() - start, -1.0);
         /* Nobody starts the next run, resetting its buffers, while another
          * may still be in this one (ipc: reading or writing them). */
         MPI_Barrier(dm->comm);

@@ -293,11 +293,7 @@ static mgpu_status timed_runs(state *s, mgpu_run *run)
         mgpu_progress_run(run->progress, r);
         MGPU_TRY(one_run(s, run, &seconds, &launch_s));
         mgpu_progress_step(run->progress, run->opt->steps);
-        if (r < run->warmup)
-            continue;
-        run->seconds[r - run->warmup] = seconds;
-        if (run->waited)
-            run->waited[r - run->warmup] = seconds - launch_s;
+        mgpu_run_keep(run, r, seconds, seconds - launch_s);
     }
     if (run->record && run->compute) {
         mgpu_record_set_text(run->record, "protocol", protocol_names[protocol]);

@@ -262,8 +262,7 @@ static mgpu_status measure(monitor_state *ms, mgpu_run *run)
         double s;
         mgpu_progress_run(run->progress, r);
         MGPU_TRY(monitor_run(ms, run, print && r >= run->warmup, &s, &seen));
-        if (r >= run->warmup)
-            run->seconds[r - run->warmup] = s;
+        mgpu_run_keep(run, r, s, -1.0);
     }
     if (run->field)
         MGPU_TRY(mgpu_stencil_gather_all(ms->st, run->opt->steps, run->field));
