@@ -111,6 +111,12 @@ void mgpu_field_compare(const float *field, const float *ref, long long nx, long
     double worst = 0.0;
     long long bad = 0;
     size_t cells = (size_t) nx * (size_t) ny;
+    /* The strategies give the reference to the bit, so the common answer is
+     * one pass at memory speed; the cell by cell look below is for the
+     * fields that differ (or hold -0 against 0, equal but not the same
+     * bits). */
+    if (memcmp(field, ref, cells * sizeof *field) == 0)
+        cells = 0;
     for (size_t k = 0; k < cells; k++) {
         double a = field[k], b = ref[k];
         if (isnan(a) || isnan(b)) {

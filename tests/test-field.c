@@ -80,6 +80,12 @@ static void test_compare(void)
     f[1] = NAN;
     mgpu_field_compare(f, g, 2, 2, 1e-3, &err, &bad);
     CHECK(bad == 1 && isinf(err), "compare: a NaN cell (never written) fails");
+    float last[4] = {1, 2, 3, 4}, other[4] = {1, 2, 3, 5};
+    mgpu_field_compare(last, other, 2, 2, 0.0, &err, &bad);
+    CHECK(bad == 1, "compare: a difference in the last cell is found");
+    float zero[2] = {0.0f, 1.0f}, minus_zero[2] = {-0.0f, 1.0f};
+    mgpu_field_compare(zero, minus_zero, 2, 1, 0.0, &err, &bad);
+    CHECK(bad == 0 && err == 0.0, "compare: -0 equals 0 (equal values, other bits)");
 }
 
 /* A small domain of NX x NY on NPARTS host parts, peer copies. */
