@@ -21,6 +21,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -52,9 +53,9 @@ static const char *const strategy_names[] = {"single",  "fork", "pthread",    "o
  * every one but auto, which the library's table keeps first. */
 #define FIRST_MODE (MGPU_EXCHANGE_AUTO + 1)
 
-/* The most words --mpirun may have: the command of a run is these, -np N,
- * the program and its dozen options. */
-#define MPIRUN_WORDS 64
+/* The most words a launcher may have: the command of a run is these, the
+ * program and its dozen options. */
+#define LAUNCHER_WORDS 64
 
 typedef struct options {
     int backend;              /* an mgpu_backend */
@@ -70,10 +71,13 @@ typedef struct options {
     int ncounts;
     const char *output;
     const char *from;
-    /* --mpirun (else $MPIRUN, else mpirun) split at blanks: the words point
-     * into mpirun_text, which options_free frees. */
-    char *mpirun_text;
-    char *mpirun[MPIRUN_WORDS + 1];
+    /* How mgpu-mpi's ranks are started: --launcher, or --mpirun (else
+     * $MPIRUN, else mpirun) and "-np %n", split at blanks; %n in a word is
+     * the number of ranks.  The words point into launcher_text, which
+     * options_free frees. */
+    char *launcher_text;
+    char *launcher[LAUNCHER_WORDS + 1];
+    const char *launcher_from; /* the option that set it, for its errors */
 } options;
 
 /* Usage errors name the program, as every mgpu program's do. */
@@ -173,23 +177,43 @@ static int parse_counts(const char *text, options *opt)
     return -1;
 }
 
-/* The mpirun command (WHERE: --mpirun or MPIRUN) into its words. */
-static int parse_mpirun(const char *where, const char *text, options *opt)
+/* The launcher (WHERE: --launcher, --mpirun or MPIRUN) into its words: a
+ * template, where %n stands for the number of ranks, or (an mpirun
+ * command) the command, to which "-np %n" is added. */
+static int parse_launcher(const char *where, const char *text, bool template, options *opt)
 {
-    free(opt->mpirun_text);
-    opt->mpirun_text = strdup(text);
-    if (!opt->mpirun_text)
+    if (opt->launcher_from && strcmp(opt->launcher_from, "MPIRUN") != 0 &&
+        strcmp(opt->launcher_from, where) != 0)
+        return usage("%s and %s: give one of them (--launcher='mpirun -np %%n' is --mpirun=mpirun)",
+                     opt->launcher_from, where);
+    opt->launcher_from = where;
+    free(opt->launcher_text);
+    size_t size = strlen(text) + sizeof " -np %n";
+    opt->launcher_text = malloc(size);
+    if (!opt->launcher_text)
         return out_of_memory();
+    snprintf(opt->launcher_text, size, "%s%s", text, template ? "" : " -np %n");
     int n = 0;
-    for (char *save = NULL, *w = strtok_r(opt->mpirun_text, " \t", &save); w;
+    bool ranks = false;
+    for (char *save = NULL, *w = strtok_r(opt->launcher_text, " \t", &save); w;
          w = strtok_r(NULL, " \t", &save)) {
-        if (n == MPIRUN_WORDS)
-            return usage("%s: more than %d words", where, MPIRUN_WORDS);
-        opt->mpirun[n++] = w;
+        if (n == LAUNCHER_WORDS)
+            return usage("%s: more than %d words", where, LAUNCHER_WORDS - 2);
+        if (n == 0 && strstr(w, "%n"))
+            return usage("%s: '%s': the first word is the command, %%n comes after it", where,
+                         text);
+        ranks = ranks || strstr(w, "%n");
+        opt->launcher[n++] = w;
     }
-    opt->mpirun[n] = NULL;
-    if (n == 0)
+    opt->launcher[n] = NULL;
+    if (!template && n == 2)
         return usage("%s: an empty command", where);
+    if (n == 0)
+        return usage("%s: an empty template", where);
+    if (!ranks)
+        return usage("%s: '%s' does not say where the number of ranks goes (%%n, as 'srun -n "
+                     "%%n' or 'mpirun -np %%n')",
+                     where, text);
     return -1;
 }
 
@@ -224,8 +248,8 @@ static int parse_halos(const char *text, options *opt)
 
 static void options_free(options *opt)
 {
-    free(opt->mpirun_text);
-    opt->mpirun_text = NULL;
+    free(opt->launcher_text);
+    opt->launcher_text = NULL;
     cmp_sizes_free(&opt->sizes);
 }
 
@@ -264,7 +288,11 @@ static void print_help(void)
     bench_help_line("--exchanges=LIST", text);
     bench_help_line("--output=DIR", "where results and plots go (default: .)");
     bench_help_line("--from=FILE", "print and plot a results.json again, running nothing");
-    bench_help_line("--mpirun=COMMAND", "how mgpu-mpi is started, -np N is added (default: "
+    bench_help_line("--launcher=TEMPLATE", "how mgpu-mpi's ranks are started: a command in "
+                                           "which %n is the number of ranks, as 'srun -n %n' or "
+                                           "'mpirun -np %n --hostfile hosts' (default: "
+                                           "--mpirun's)");
+    bench_help_line("--mpirun=COMMAND", "the same as --launcher='COMMAND -np %n' (default: "
                                         "$MPIRUN, else mpirun; as root, Open MPI is allowed "
                                         "to run)");
     bench_help_line("--timeout=SECONDS",
@@ -292,7 +320,8 @@ static void print_help(void)
     bench_help_line("GNUPLOT", "the gnuplot to draw the plots with; when set, plots that "
                                "cannot be made are a failure (default: gnuplot on PATH, if "
                                "any)");
-    bench_help_line("MPIRUN", "how mgpu-mpi is started, as --mpirun (which wins)");
+    bench_help_line("MPIRUN", "how mgpu-mpi is started, as --mpirun (which, and --launcher, "
+                              "win)");
     bench_help_line("CUDA_VISIBLE_DEVICES", "the GPUs every run sees, and their order");
 }
 
@@ -312,6 +341,7 @@ enum {
     OPT_OUTPUT,
     OPT_FROM,
     OPT_MPIRUN,
+    OPT_LAUNCHER,
     OPT_TIMEOUT,
     OPT_BIND,
     OPT_HALO
@@ -333,6 +363,7 @@ static const struct option long_options[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},
     {"from", required_argument, NULL, OPT_FROM},
     {"mpirun", required_argument, NULL, OPT_MPIRUN},
+    {"launcher", required_argument, NULL, OPT_LAUNCHER},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"bind", required_argument, NULL, OPT_BIND},
     {"halo", required_argument, NULL, OPT_HALO},
@@ -381,7 +412,9 @@ static int apply(options *opt, int id, const char *text)
         opt->from = text;
         return -1;
     case OPT_MPIRUN:
-        return parse_mpirun("--mpirun", text, opt);
+        return parse_launcher("--mpirun", text, false, opt);
+    case OPT_LAUNCHER:
+        return parse_launcher("--launcher", text, true, opt);
     case OPT_TIMEOUT:
         return parse_integer("timeout", text, 1, 86400, &opt->timeout);
     }
@@ -395,14 +428,9 @@ static int parse_options(options *opt, int argc, char **argv)
     *opt = (options){
         .repeat = 3, .warmup = 1, .timeout = 600, .output = ".", .halos = {1}, .nhalos = 1};
     int id, run_options = 0;
-    if (mpirun && *mpirun) {
-        int code = parse_mpirun("MPIRUN", mpirun, opt);
-        if (code >= 0)
-            return code;
-    } else {
-        opt->mpirun[0] = "mpirun";
-        opt->mpirun[1] = NULL;
-    }
+    int refused = parse_launcher("MPIRUN", mpirun && *mpirun ? mpirun : "mpirun", false, opt);
+    if (refused >= 0)
+        return refused;
     optind = 0;
     opterr = 0;
     while ((id = getopt_long(argc, argv, "+:hV", long_options, NULL)) != -1) {
@@ -469,29 +497,46 @@ typedef struct program {
 } program;
 
 /* The words of a command line, and room for the text they point into:
- * the mpirun words, -np N, the program and its options (short names and
- * numbers that the options checked) always fit. */
+ * the launcher's words with %n replaced, the program and its options
+ * (short names and numbers that the options checked) always fit. */
 typedef struct command {
-    char *argv[MPIRUN_WORDS + 32];
+    char *argv[LAUNCHER_WORDS + 32];
     int argc;
-    char np[16];
+    char launch[LAUNCHER_WORDS][160]; /* the launcher's words with %n as a number */
     char args[16][64];
     int nargs; /* args used */
 } command;
 
-/* PROG's command: itself, or (mgpu-mpi) the mpirun command and -np NP
+/* WORD with each %n replaced by NP into OUT (SIZE bytes); false when it
+ * does not fit. */
+static bool expand_ranks(const char *word, int np, char *out, size_t size)
+{
+    size_t used = 0;
+    for (const char *c = word; *c; c++) {
+        int n = c[0] == '%' && c[1] == 'n' ? snprintf(out + used, size - used, "%d", np)
+                                           : snprintf(out + used, size - used, "%c", *c);
+        if (n < 0 || (size_t) n >= size - used)
+            return false;
+        used += (size_t) n;
+        c += c[0] == '%' && c[1] == 'n';
+    }
+    return true;
+}
+
+/* PROG's command: itself, or (mgpu-mpi) the launcher's words for NP ranks
  * before it.  More words follow with add(). */
 static void command_of(command *cmd, const options *opt, const program *prog, int np)
 {
     cmd->argc = cmd->nargs = 0;
     if (strcmp(prog->s->name, "mpi") == 0) {
-        while (opt->mpirun[cmd->argc]) {
-            cmd->argv[cmd->argc] = opt->mpirun[cmd->argc];
-            cmd->argc++;
+        for (; opt->launcher[cmd->argc]; cmd->argc++) {
+            char *word = cmd->launch[cmd->argc];
+            /* A word too long for its room is given as it was; the
+             * launcher's error then names it. */
+            if (!expand_ranks(opt->launcher[cmd->argc], np, word, sizeof cmd->launch[0]))
+                snprintf(word, sizeof cmd->launch[0], "%s", opt->launcher[cmd->argc]);
+            cmd->argv[cmd->argc] = word;
         }
-        snprintf(cmd->np, sizeof cmd->np, "%d", np);
-        cmd->argv[cmd->argc++] = "-np";
-        cmd->argv[cmd->argc++] = cmd->np;
     }
     cmd->argv[cmd->argc++] = (char *) prog->path;
     cmd->argv[cmd->argc] = NULL;
