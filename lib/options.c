@@ -601,6 +601,10 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "OMP_NUM_THREADS",
               "host backend: the most threads a device's kernels take (default: "
               "its share of the CPUs)");
+    if (exchanges & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI))
+        help_line(out, "MGPU_MPI_RANKS_PER_NODE=N",
+                  "take every N ranks in turn as one node, as if on hosts of their own "
+                  "(a test of the paths between nodes on one machine)");
     if (exchanges & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL))
         help_line(out, "NCCL_NVLS_ENABLE",
                   "--exchange=nccl sets it to 0 where unset: NVLink "

@@ -28,9 +28,23 @@ ranks_job job;
 
 void ranks_find_place(void)
 {
-    /* The ranks that share this node's memory share its devices too. */
+    /* The ranks that share this node's memory share its devices too.  A
+     * test may have every N ranks in turn taken as one node
+     * (MGPU_MPI_RANKS_PER_NODE), so that the paths between nodes run on
+     * one machine; a value that is not a count is refused by ranks_check. */
     MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, job.rank, MPI_INFO_NULL, &node);
+    const char *pretend = getenv("MGPU_MPI_RANKS_PER_NODE");
+    long long per_node = 0;
+    if (pretend && (mgpu_parse_integer(pretend, &per_node) != 0 || per_node < 1 ||
+                    per_node > MGPU_MAX_DEVICES)) {
+        job.pretend_nodes = pretend;
+        per_node = 0;
+    }
+    if (per_node > 0)
+        MPI_Comm_split(MPI_COMM_WORLD, (int) (job.rank / per_node), job.rank, &node);
+    else
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, job.rank, MPI_INFO_NULL,
+                            &node);
     MPI_Comm_rank(node, &job.local_rank);
     MPI_Comm_size(node, &job.local_ranks);
     /* The ranks of a node run their host kernels side by side. */
@@ -87,6 +101,11 @@ void ranks_nodes_text(char *text, size_t size)
 
 mgpu_status ranks_check(const mgpu_options *opt)
 {
+    if (job.pretend_nodes)
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "MGPU_MPI_RANKS_PER_NODE: '%s' is not a count of ranks "
+                              "(accepted: 1 to %d)",
+                              job.pretend_nodes, MGPU_MAX_DEVICES);
     if (opt->devices && opt->devices != job.ranks)
         return mgpu_error_set(MGPU_ERR_USAGE,
                               "--devices: %d, but mpirun started %d rank%s, one "

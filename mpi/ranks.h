@@ -24,6 +24,7 @@ typedef struct ranks_job {
     int rank, ranks;             /* in MPI_COMM_WORLD */
     int local_rank, local_ranks; /* among the ranks of this node */
     int hosts;
+    const char *pretend_nodes;        /* MGPU_MPI_RANKS_PER_NODE when it is not a count */
     int node_of[MGPU_MAX_DEVICES];    /* each rank's node, named by its lowest rank
                                       (unknown beyond MGPU_MAX_DEVICES ranks) */
     int node_devices;                 /* devices this rank sees */
