@@ -206,7 +206,7 @@ require_gpus() {
 # first free one of N locks.  A lock is released when the script exits
 # (util-linux flock; without it the scripts run at once, as before).
 gpu_lock() {
-    command -v flock >/dev/null 2>&1 || { gpu_keep_warm; return 0; }
+    command -v flock >/dev/null 2>&1 || return 0
     lanes=${MGPU_GPU_LANES:-1}
     case $lanes in
     '' | *[!0-9]* | 0) lanes=1 ;;
@@ -215,20 +215,12 @@ gpu_lock() {
         lane=1
         while [ "$lane" -le "$lanes" ]; do
             exec 9>"$top_builddir/tests/gpu.lock.$lane"
-            flock -n 9 && { gpu_keep_warm; return 0; }
+            flock -n 9 && return 0
             lane=$((lane + 1))
         done
         exec 9>&-
         sleep 1
     done
-}
-
-# gpu_keep_warm: while this script runs, a process of its own holds a CUDA
-# context on each GPU (tests/gpu-warm.c says why: a short run took 1.3 s
-# without, 0.3 s with, on 4 H100s); it exits within a second of the script.
-gpu_keep_warm() {
-    [ -x "$top_builddir/tests/gpu-warm" ] || return 0
-    "$top_builddir/tests/gpu-warm" </dev/null >/dev/null 2>&1 &
 }
 
 # mpi_launcher host|cuda: set $launch to mpirun with what every test job
