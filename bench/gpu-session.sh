@@ -3,13 +3,13 @@
 # README's commands, run the GPU tests on 2 GPUs and on all of them, and
 # the benchmarks recorded in BENCHMARKS.md.  Logs and results go to $OUT (or
 # ./gpu-out).  STAGES picks what runs (default: build quick, the quick GPU
-# tier that every GPU change runs; the others: quick2 gpu gpu2 check2
-# checkall gpu2-a gpu2-b gpu2-c gpu-a gpu-b gpu-c kernels tune blocked p2p
-# compare streams mpi big peerdiag).  Run from the source tree.  quick is
-# `make check-gpu' on all the GPUs, quick2 on the first two.  gpu runs the
-# full GPU tests on all the GPUs in one call, GPU_LANES (default 4) scripts
-# at once, gpu2 on the first two; gpu-a, -b, -c (gpu2-*) are the same tests
-# in three thirds run one script at a time, each one device call.
+# tier that every GPU change runs; the others: quick2 check2 checkall
+# gpu2-a gpu2-b gpu2-c gpu-a gpu-b gpu-c kernels tune blocked p2p compare
+# streams mpi big peerdiag).  Run from the source tree.  quick is `make
+# check-gpu' on all the GPUs, quick2 on the first two.  The full GPU tests
+# (the GPU scripts run one at a time: their lock) come in three thirds of
+# about the same length, each one device call: gpu2-* on 2 GPUs, gpu-* on
+# all.
 # The host tests are CI's; check2 and checkall run the whole suite, which
 # on a machine of many cores slows the host tests beside the GPU scripts
 # past their time limits (BENCHMARKS.md section 12).
@@ -90,19 +90,6 @@ for stage in $stages; do
     # The GPU tests in thirds: the unit tests and the in-process strategies;
     # the deep-halo matrix of the in-process strategies, copies and NCCL;
     # the processes (fork starts 2N+1 CUDA processes a run, mpi N+1).
-    # The whole GPU matrix at once, longest scripts first so that the lanes
-    # end together (their times on 2 GPUs: BENCHMARKS.md section 13).
-    gpu | gpu2)
-        lanes=${GPU_LANES:-4}
-        (
-            export MGPU_GPU_LANES=$lanes
-            [ "$stage" = gpu2 ] && export CUDA_VISIBLE_DEVICES=0,1
-            check "$stage-$lanes-lanes" check TESTS="tests/cuda-mpi.sh tests/cuda-halo.sh \
-                tests/cuda-nccl.sh tests/cuda-halo-procs.sh tests/cuda-fork.sh tests/cuda-p2p.sh \
-                tests/cuda-single.sh tests/cuda-threads.sh tests/cuda-persistent.sh \
-                tests/cuda-streams.sh tests/test-cuda-lib tests/test-cuda-blocked"
-        )
-        ;;
     gpu2-a | gpu-a)
         gpu_check "$stage" tests/test-cuda-lib tests/test-cuda-blocked tests/cuda-single.sh \
             tests/cuda-threads.sh tests/cuda-streams.sh tests/cuda-persistent.sh

@@ -197,30 +197,15 @@ require_gpus() {
     gpu_lock
 }
 
-# gpu_lock: wait until this script may use the GPUs.  The GPU scripts of a
-# build share the GPUs and the cores next to them; eight at once beside the
-# host tests (make -j) slowed each one past the time limits the failure
-# tests assert, so by default they run one at a time.  MGPU_GPU_LANES=N lets
-# N of them run at once (bench/gpu-session.sh's stages gpu and gpu2, which
-# run the GPU scripts alone on a machine of many cores): each takes the
-# first free one of N locks.  A lock is released when the script exits
-# (util-linux flock; without it the scripts run at once, as before).
+# gpu_lock: wait until no other GPU script of this build runs.  They share
+# the GPUs and the cores next to them; eight at once (make -j) slowed each
+# one, and the host tests beside them, past the time limits the failure
+# tests assert.  The lock is released when the script exits (util-linux
+# flock; without it the scripts run at once, as before).
 gpu_lock() {
     command -v flock >/dev/null 2>&1 || return 0
-    lanes=${MGPU_GPU_LANES:-1}
-    case $lanes in
-    '' | *[!0-9]* | 0) lanes=1 ;;
-    esac
-    while :; do
-        lane=1
-        while [ "$lane" -le "$lanes" ]; do
-            exec 9>"$top_builddir/tests/gpu.lock.$lane"
-            flock -n 9 && return 0
-            lane=$((lane + 1))
-        done
-        exec 9>&-
-        sleep 1
-    done
+    exec 9>"$top_builddir/tests/gpu.lock"
+    flock 9
 }
 
 # mpi_launcher host|cuda: set $launch to mpirun with what every test job
