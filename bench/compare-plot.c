@@ -254,7 +254,7 @@ static int write_scaling(FILE *gp, const cmp_rows *rows, const cmp_size *at, nam
         return -1;
     for (int i = 0; i < rows->count; i++) {
         if (rows->row[i].status == RUN_OK && cmp_row_at(&rows->row[i], at))
-            index_of(programs, rows->row[i].program, 1);
+            index_of(programs, cmp_series(&rows->row[i]), 1);
     }
     fputs("$scaling << EOD\n", gp);
     for (int p = 0; p < programs->count; p++) {
@@ -292,7 +292,7 @@ static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int 
     for (int i = 0; i < rows->count; i++) {
         const cmp_row *r = &rows->row[i];
         if (r->status == RUN_OK && r->devices == most && cmp_row_at(r, at)) {
-            index_of(&programs, r->program, 1);
+            index_of(&programs, cmp_series(r), 1);
             index_of(modes, r->exchange, 1);
         }
     }
@@ -306,7 +306,7 @@ static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int 
         for (int i = 0; i < rows->count && !any; i++) {
             const cmp_row *r = &rows->row[i];
             any = r->status == RUN_OK && r->devices == most && cmp_row_at(r, at) &&
-                  r->halo == halo && strcmp(r->program, program) == 0;
+                  r->halo == halo && strcmp(cmp_series(r), program) == 0;
         }
         if (!any)
             continue;
@@ -319,7 +319,7 @@ static void write_modes(FILE *gp, const cmp_rows *rows, const cmp_size *at, int 
             for (int i = 0; i < rows->count; i++) {
                 const cmp_row *r = &rows->row[i];
                 if (r->status == RUN_OK && r->devices == most && cmp_row_at(r, at) &&
-                    r->halo == halo && strcmp(r->program, program) == 0 &&
+                    r->halo == halo && strcmp(cmp_series(r), program) == 0 &&
                     strcmp(r->exchange, modes->name[m]) == 0 && isfinite(r->gcells_per_s)) {
                     value = r->gcells_per_s;
                     bar(r, GCELLS_PER_S, value, &low, &high);
@@ -365,11 +365,11 @@ static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int f
         l.count = 0;
         for (const cmp_size *after = NULL;
              l.count < sizes && cmp_rows_next_size(rows, 1, after, &s); after = &s) {
-            any |= add_point(&l, cmp_fastest(rows, r->program, r->devices, r->halo, &s), what);
+            any |= add_point(&l, cmp_fastest(rows, cmp_series(r), r->devices, r->halo, &s), what);
         }
         if (!any)
             continue;
-        *labels |= write_line(gp, r->program, r->devices, deep ? r->halo : 0, &l, what, X_CELLS,
+        *labels |= write_line(gp, cmp_series(r), r->devices, deep ? r->halo : 0, &l, what, X_CELLS,
                               range);
         sets++;
     }
@@ -397,18 +397,18 @@ static int write_by_halo(FILE *gp, const cmp_rows *rows, const cmp_size *at, con
         for (int j = 0; first && j < i; j++) {
             const cmp_row *o = &rows->row[j];
             first = !(o->status == RUN_OK && o->devices == r->devices && cmp_row_at(o, at) &&
-                      strcmp(o->program, r->program) == 0);
+                      strcmp(cmp_series(o), cmp_series(r)) == 0);
         }
         if (!first)
             continue;
         int any = 0;
         l.count = 0;
         for (int k = 0; k < ndepths; k++) {
-            any |= add_point(&l, cmp_fastest(rows, r->program, r->devices, depths[k], at), what);
+            any |= add_point(&l, cmp_fastest(rows, cmp_series(r), r->devices, depths[k], at), what);
         }
         if (!any)
             continue;
-        *labels |= write_line(gp, r->program, r->devices, 0, &l, what, X_HALO, range);
+        *labels |= write_line(gp, cmp_series(r), r->devices, 0, &l, what, X_HALO, range);
         sets++;
     }
     fputs("EOD\n", gp);

@@ -38,7 +38,7 @@ void cmp_derive(cmp_rows *rows)
              * devices add to the program's own blocked run. */
             if (base->status == RUN_OK && base->devices == 1 && base->nx == r->nx &&
                 base->ny == r->ny && base->halo == r->halo &&
-                strcmp(base->program, r->program) == 0) {
+                strcmp(cmp_series(base), cmp_series(r)) == 0) {
                 r->baseline_s = base->time_s;
                 r->speedup = base->time_s / r->time_s;
                 r->efficiency = r->speedup / r->devices;

@@ -273,20 +273,20 @@ int cmp_first_of_pair(const cmp_rows *rows, int i)
     for (int j = 0; j < i; j++) {
         const cmp_row *o = &rows->row[j];
         if (o->status == RUN_OK && o->devices == r->devices && o->halo == r->halo &&
-            strcmp(o->program, r->program) == 0)
+            strcmp(cmp_series(o), cmp_series(r)) == 0)
             return 0;
     }
     return 1;
 }
 
-const cmp_row *cmp_fastest(const cmp_rows *rows, const char *program, int devices, int halo,
+const cmp_row *cmp_fastest(const cmp_rows *rows, const char *series, int devices, int halo,
                            const cmp_size *size)
 {
     const cmp_row *best = NULL;
     for (int i = 0; i < rows->count; i++) {
         const cmp_row *r = &rows->row[i];
         if (r->status == RUN_OK && r->devices == devices && r->halo == halo &&
-            cmp_row_at(r, size) && strcmp(r->program, program) == 0 &&
+            cmp_row_at(r, size) && strcmp(cmp_series(r), series) == 0 &&
             (!best || r->time_s < best->time_s))
             best = r;
     }
@@ -304,16 +304,16 @@ int cmp_rows_deep(const cmp_rows *rows)
 
 /* ----------------------------------------------------------- crossover */
 
-/* The crossover of one program on DEVICES devices with HALO: the line
- * after "crossover PROGRAM N devices:". */
-static void crossover_of(const cmp_rows *rows, const char *program, int devices, int halo,
+/* The crossover of one SERIES (a program, of one set) on DEVICES devices
+ * with HALO: the line after "crossover SERIES N devices:". */
+static void crossover_of(const cmp_rows *rows, const char *series, int devices, int halo,
                          FILE *out)
 {
     cmp_size s, largest;
     double best = NAN;
     int measured = 0;
     for (const cmp_size *after = NULL; cmp_rows_next_size(rows, 1, after, &s); after = &s) {
-        const cmp_row *r = cmp_fastest(rows, program, devices, halo, &s);
+        const cmp_row *r = cmp_fastest(rows, series, devices, halo, &s);
         if (!r || !isfinite(r->speedup))
             continue; /* no run here, or no 1-device run to hold it against */
         if (r->speedup >= CMP_CROSSOVER) {
@@ -346,11 +346,11 @@ void cmp_print_crossover(const cmp_rows *rows, FILE *out)
         const cmp_row *r = &rows->row[i];
         if (r->devices < 2 || !cmp_first_of_pair(rows, i))
             continue;
-        fprintf(out, "crossover %-15s %2d devices", r->program, r->devices);
+        fprintf(out, "crossover %-15s %2d devices", cmp_series(r), r->devices);
         if (deep)
             fprintf(out, ", halo %d", r->halo);
         fputs(": ", out);
-        crossover_of(rows, r->program, r->devices, r->halo, out);
+        crossover_of(rows, cmp_series(r), r->devices, r->halo, out);
         pairs++;
     }
     if (!pairs)

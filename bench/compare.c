@@ -53,9 +53,10 @@ static const char *const strategy_names[] = {"single",  "fork", "pthread",    "o
  * every one but auto, which the library's table keeps first. */
 #define FIRST_MODE (MGPU_EXCHANGE_AUTO + 1)
 
-/* The most words a launcher may have: the command of a run is these, the
- * program and its dozen options. */
-#define LAUNCHER_WORDS 64
+/* The most words a launcher's text may have (--mpirun's with "-np %n" after
+ * them): the command of a run is these, the program and its dozen options. */
+#define LAUNCHER_TEXT_WORDS 64
+#define LAUNCHER_WORDS (LAUNCHER_TEXT_WORDS + 2)
 
 typedef struct options {
     int backend;              /* an mgpu_backend */
@@ -70,7 +71,8 @@ typedef struct options {
     int counts[MGPU_MAX_DEVICES]; /* device counts; none: the default */
     int ncounts;
     const char *output;
-    const char *from;
+    const char *from[CMP_MAX_SETS]; /* --from, each one given */
+    int nfrom;
     /* How mgpu-mpi's ranks are started: --launcher, or --mpirun (else
      * $MPIRUN, else mpirun) and "-np %n", split at blanks; %n in a word is
      * the number of ranks.  The words point into launcher_text, which
@@ -197,8 +199,8 @@ static int parse_launcher(const char *where, const char *text, bool template, op
     bool ranks = false;
     for (char *save = NULL, *w = strtok_r(opt->launcher_text, " \t", &save); w;
          w = strtok_r(NULL, " \t", &save)) {
-        if (n == LAUNCHER_WORDS)
-            return usage("%s: more than %d words", where, LAUNCHER_WORDS - 2);
+        if (n == LAUNCHER_TEXT_WORDS + (template ? 0 : 2))
+            return usage("%s: more than %d words", where, LAUNCHER_TEXT_WORDS);
         if (n == 0 && strstr(w, "%n"))
             return usage("%s: '%s': the first word is the command, %%n comes after it", where,
                          text);
@@ -287,7 +289,9 @@ static void print_help(void)
              modes);
     bench_help_line("--exchanges=LIST", text);
     bench_help_line("--output=DIR", "where results and plots go (default: .)");
-    bench_help_line("--from=FILE", "print and plot a results.json again, running nothing");
+    bench_help_line("--from=FILE", "print and plot a results.json again, running nothing; "
+                                   "given again (up to 8), the files side by side, each set "
+                                   "named by its folder, plots in --output");
     bench_help_line("--launcher=TEMPLATE", "how mgpu-mpi's ranks are started: a command in "
                                            "which %n is the number of ranks, as 'srun -n %n' or "
                                            "'mpirun -np %n --hostfile hosts' (default: "
@@ -409,7 +413,11 @@ static int apply(options *opt, int id, const char *text)
         opt->output = text;
         return -1;
     case OPT_FROM:
-        opt->from = text;
+        if (opt->nfrom == CMP_MAX_SETS)
+            return usage("--from: more than %d results files (accepted: 1 to %d, shown side "
+                         "by side)",
+                         CMP_MAX_SETS, CMP_MAX_SETS);
+        opt->from[opt->nfrom++] = text;
         return -1;
     case OPT_MPIRUN:
         return parse_launcher("--mpirun", text, false, opt);
@@ -455,7 +463,7 @@ static int parse_options(options *opt, int argc, char **argv)
         return usage("unexpected argument '%s' (options only, see --help)", argv[optind]);
     if (opt->sizes.count && (opt->nx || opt->ny))
         return usage("--sizes: not with --nx or --ny (a size of the list is N or NXxNY)");
-    if (opt->from && run_options)
+    if (opt->nfrom && run_options)
         return usage("--from: prints a finished comparison; it takes no options of a new "
                      "run (only --output, for the plots)");
     return -1;
@@ -1050,14 +1058,22 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
 {
     char dir[PATH_MAX];
     int code;
-    if (opt->from) {
+    if (opt->nfrom) {
         char error[512];
-        if (cmp_read_json(opt->from, rows, error, sizeof error) != 0)
-            return usage("--from: %s", error);
-        if (strcmp(opt->output, ".") != 0)
+        for (int f = 0; f < opt->nfrom; f++) {
+            int first = rows->count;
+            if (cmp_read_json(opt->from[f], rows, error, sizeof error) != 0)
+                return opt->nfrom > 1 ? usage("--from: %s: %s", opt->from[f], error)
+                                      : usage("--from: %s", error);
+            if (opt->nfrom > 1)
+                cmp_rows_name_set(rows, first, opt->from[f]);
+        }
+        /* One file: its plots again beside it.  Several: the plots of all
+         * go to --output, never over one set's own. */
+        if (strcmp(opt->output, ".") != 0 || opt->nfrom > 1)
             snprintf(dir, sizeof dir, "%s", opt->output);
         else
-            folder_of(opt->from, dir, sizeof dir);
+            folder_of(opt->from[0], dir, sizeof dir);
         if (cmp_folder_check(dir, strcmp(opt->output, ".") != 0 ? "--output" : "--from") >= 0)
             return 2;
         code = 0;
@@ -1074,7 +1090,10 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
             return 2;
     }
     cmp_derive(rows);
-    cmp_print_table(rows, stdout);
+    if (opt->nfrom > 1)
+        cmp_print_side_by_side(rows, stdout);
+    else
+        cmp_print_table(rows, stdout);
     cmp_print_crossover(rows, stdout);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "%s: cannot write the table: %s\n", COMPARE_NAME, strerror(errno));
@@ -1083,7 +1102,7 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
     if (rows->count == 0)
         return 1; /* compare() said why; the folder keeps what it had */
     code |= none_succeeded(rows);
-    int wrote = write_set(rows, dir, !opt->from);
+    int wrote = write_set(rows, dir, !opt->nfrom);
     if (cmp_interrupted())
         return stopped(cmp_interrupted(), dir, wrote >= 0);
     code |= wrote;

@@ -60,7 +60,20 @@ typedef struct cmp_row {
     /* Every field the program printed (its own extras included), as read;
      * NULL when it printed none.  Owned by the row's cmp_rows. */
     json_t *record;
+    /* The set of results the row came from, when --from reads several
+     * (cmp_rows_name_set), and the name of its line, "PROGRAM@SET"; both
+     * empty otherwise. */
+    char set[32];
+    char series[64];
 } cmp_row;
+
+/* What a row's line is called in the crossover and the plots, and what
+ * rows must share to be one program's runs (of one machine): its program,
+ * or "PROGRAM@SET" when several sets are shown side by side. */
+static inline const char *cmp_series(const cmp_row *row)
+{
+    return row->series[0] ? row->series : row->program;
+}
 
 typedef struct cmp_rows {
     cmp_row *row;
@@ -202,9 +215,10 @@ int cmp_row_at(const cmp_row *row, const cmp_size *size);
  * device count and halo depth: walking ROWS with it visits each such
  * triple once. */
 int cmp_first_of_pair(const cmp_rows *rows, int i);
-/* PROGRAM's fastest row that ran on DEVICES devices with halo depth HALO
- * at SIZE (its best exchange mode there), or NULL. */
-const cmp_row *cmp_fastest(const cmp_rows *rows, const char *program, int devices, int halo,
+/* The fastest row of SERIES (cmp_series: a program, of one set) that ran
+ * on DEVICES devices with halo depth HALO at SIZE (its best exchange mode
+ * there), or NULL. */
+const cmp_row *cmp_fastest(const cmp_rows *rows, const char *series, int devices, int halo,
                            const cmp_size *size);
 /* 1 when a row of ROWS has a halo depth other than 1: the table, the
  * crossover and the plots then name each line's depth. */
@@ -231,6 +245,22 @@ int cmp_write_json(const cmp_rows *rows, const char *path);
 /* Read what cmp_write_json wrote (or the array of runs an older one
  * wrote).  0, or -1 with a message in ERROR. */
 int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_size);
+
+/* ------------------------------------------------------ sets side by side */
+
+/* The most results files --from reads, shown side by side. */
+#define CMP_MAX_SETS 8
+/* Make rows FIRST to the last of ROWS, those read from the results file
+ * PATH, a set of their own (compare-sets.c): named by the folder of PATH
+ * when it is a results.json, else by its file name without ".json", as a
+ * name (cmp_is_name), "-2", "-3", ... added where an earlier set has it;
+ * each row's series is then "PROGRAM@SET". */
+void cmp_rows_name_set(cmp_rows *rows, int first, const char *path);
+/* The runs of the sets of ROWS side by side: where each set ran, then a
+ * line per run (program, mode, devices, grid, halo, kernel) that any set
+ * has, its time per step in each set ("-" where a set lacks it), and each
+ * set's time over the first set's. */
+void cmp_print_side_by_side(const cmp_rows *rows, FILE *out);
 
 /* What the host backend's figures are, said wherever they are shown.  No
  * quote in it: it goes into a gnuplot string. */
