@@ -46,6 +46,9 @@ const char *const p2p_test_names[] = {
 #undef P2P_TEST_NAME_
         NULL};
 
+/* --test keeps the tests in a mask of unsigned bits. */
+_Static_assert(P2P_TESTS <= 32, "more tests than bits in p2p_options.tests");
+
 const char *const p2p_test_measures[] = {
 #define P2P_TEST_MEASURES_(id, name, what) what,
     P2P_TEST_MAP(P2P_TEST_MEASURES_)
