@@ -40,6 +40,21 @@ enum path {
 
 static char *at(void *base, size_t offset) { return (char *) base + offset; }
 
+const char *const p2p_test_names[] = {
+#define P2P_TEST_NAME_(id, name, what) name,
+    P2P_TEST_MAP(P2P_TEST_NAME_)
+#undef P2P_TEST_NAME_
+        NULL};
+
+/* --test keeps the tests in a mask of unsigned bits. */
+_Static_assert(P2P_TESTS <= 32, "more tests than bits in p2p_options.tests");
+
+const char *const p2p_test_measures[] = {
+#define P2P_TEST_MEASURES_(id, name, what) what,
+    P2P_TEST_MAP(P2P_TEST_MEASURES_)
+#undef P2P_TEST_MEASURES_
+        NULL};
+
 /* ------------------------------------------------------ queueing copies */
 
 /* COUNT copies of BYTES from A's source to B's destination by PATH, copy k
@@ -387,6 +402,9 @@ mgpu_status p2p_measure_links(p2p_ctx *ctx)
         p2p_cell_text(devices, d, 4, text);
         p2p_cell_number(devices, d, 5, info->peak_gbps);
     }
+    /* The devices are told whatever the tests; the links are a test. */
+    if (!p2p_test_on(ctx, P2P_TEST_LINKS))
+        return MGPU_OK;
 
     NEW_FIGURE(access, pair_figure(ctx, "peer_access", "peer access", "",
                                    "1: the row device can read and write the column "
@@ -474,40 +492,52 @@ mgpu_status p2p_measure_pairs(p2p_ctx *ctx)
     double seconds[P2P_MAX_REPEAT];
     static const struct {
         int path;
+        p2p_test one_test, both_test;
         const char *one_key, *one_title, *both_key, *both_title;
     } kinds[] = {
-        {PATH_PEER, "peer_bw_one_way",
+        {PATH_PEER, P2P_TEST_PEER_ONE, P2P_TEST_PEER_BOTH, "peer_bw_one_way",
          "device-to-device bandwidth, peer access on (cudaMemcpyPeerAsync), one direction",
          "peer_bw_both_ways", "device-to-device bandwidth, peer access on, both directions"},
-        {PATH_DIRECT, "kernel_bw_one_way",
+        {PATH_DIRECT, P2P_TEST_KERNEL_ONE, P2P_TEST_KERNEL_BOTH, "kernel_bw_one_way",
          "device-to-device bandwidth, a kernel writing through a peer pointer, one direction",
          "kernel_bw_both_ways",
          "device-to-device bandwidth, a kernel writing through a peer pointer, both "
          "directions"},
-        {PATH_STAGED, "staged_bw_one_way",
+        {PATH_STAGED, P2P_TEST_STAGED_ONE, P2P_TEST_STAGED_BOTH, "staged_bw_one_way",
          "device-to-device bandwidth, peer access off: staged through pinned host memory, "
          "one direction",
          "staged_bw_both_ways",
          "device-to-device bandwidth, peer access off: staged, both directions"},
     };
-    p2p_figure *one[3], *both[3];
+    /* A figure for each test that runs, NULL for the others. */
+    p2p_figure *one[3] = {NULL}, *both[3] = {NULL};
     for (int k = 0; k < 3; k++) {
-        NEW_FIGURE(one[k], pair_figure(ctx, kinds[k].one_key, kinds[k].one_title, "GB/s",
-                                       RULE_ONE_WAY, 1, bytes));
-        NEW_FIGURE(both[k], pair_figure(ctx, kinds[k].both_key, kinds[k].both_title, "GB/s",
-                                        RULE_BOTH_WAYS, 1, bytes));
-        one[k]->samples = both[k]->samples = opt->repeat;
+        int path = kinds[k].path;
+        if (p2p_test_on(ctx, kinds[k].one_test)) {
+            NEW_FIGURE(one[k], pair_figure(ctx, kinds[k].one_key, kinds[k].one_title, "GB/s",
+                                           RULE_ONE_WAY, 1, bytes));
+            one[k]->samples = opt->repeat;
+        }
+        if (p2p_test_on(ctx, kinds[k].both_test)) {
+            NEW_FIGURE(both[k], pair_figure(ctx, kinds[k].both_key, kinds[k].both_title, "GB/s",
+                                            RULE_BOTH_WAYS, 1, bytes));
+            both[k]->samples = opt->repeat;
+        }
         for (int a = 0; a < n; a++) {
             for (int b = 0; b < n; b++) {
-                int path = kinds[k].path;
                 if (a == b || (path != PATH_STAGED && !can_access(a, b)) ||
                     (path == PATH_DIRECT && bytes % sizeof(float) != 0))
                     continue;
-                p2p_job job = pair_job(ctx, path, a, b, 0, bytes, 1);
-                MGPU_TRY(p2p_time(ctx, &job, seconds));
-                p2p_cell_rate(one[k], a, b, (double) bytes, seconds, opt->repeat);
-                if (b < a || (path != PATH_STAGED && !can_access(b, a)))
+                p2p_job job;
+                if (one[k]) {
+                    ctx->test = kinds[k].one_test;
+                    job = pair_job(ctx, path, a, b, 0, bytes, 1);
+                    MGPU_TRY(p2p_time(ctx, &job, seconds));
+                    p2p_cell_rate(one[k], a, b, (double) bytes, seconds, opt->repeat);
+                }
+                if (!both[k] || b < a || (path != PATH_STAGED && !can_access(b, a)))
                     continue;
+                ctx->test = kinds[k].both_test;
                 job = pair_job(ctx, path, a, b, 1, bytes, 1);
                 MGPU_TRY(p2p_time(ctx, &job, seconds));
                 p2p_cell_rate(both[k], a, b, 2.0 * (double) bytes, seconds, opt->repeat);
@@ -515,15 +545,21 @@ mgpu_status p2p_measure_pairs(p2p_ctx *ctx)
             }
         }
     }
+    /* The ratios where both of their tests ran. */
     p2p_figure *ratio;
-    NEW_FIGURE(ratio,
-               pair_figure(ctx, "peer_over_staged_one_way", "peer access on / off, one direction",
-                           "x", "peer_bw_one_way / staged_bw_one_way (medians)", 2, bytes));
-    ratio_cells(ratio, one[0], one[2]);
-    NEW_FIGURE(ratio, pair_figure(ctx, "peer_over_staged_both_ways",
-                                  "peer access on / off, both directions", "x",
-                                  "peer_bw_both_ways / staged_bw_both_ways (medians)", 2, bytes));
-    ratio_cells(ratio, both[0], both[2]);
+    if (one[0] && one[2]) {
+        NEW_FIGURE(ratio, pair_figure(ctx, "peer_over_staged_one_way",
+                                      "peer access on / off, one direction", "x",
+                                      "peer_bw_one_way / staged_bw_one_way (medians)", 2, bytes));
+        ratio_cells(ratio, one[0], one[2]);
+    }
+    if (both[0] && both[2]) {
+        NEW_FIGURE(ratio,
+                   pair_figure(ctx, "peer_over_staged_both_ways",
+                               "peer access on / off, both directions", "x",
+                               "peer_bw_both_ways / staged_bw_both_ways (medians)", 2, bytes));
+        ratio_cells(ratio, both[0], both[2]);
+    }
     return MGPU_OK;
 }
 
@@ -534,6 +570,9 @@ mgpu_status p2p_measure_halo(p2p_ctx *ctx)
     size_t h = opt->halo;
     double seconds[P2P_MAX_REPEAT];
     p2p_figure *halo, *speedup;
+    if (!p2p_test_on(ctx, P2P_TEST_HALO))
+        return MGPU_OK;
+    ctx->test = P2P_TEST_HALO;
     NEW_FIGURE(halo, figure(ctx, "halo_exchange", 2, 1,
                             "halo exchange among all devices at once (book table 11.1)", "us",
                             "microseconds per exchange: each device sends one halo to each "
@@ -582,30 +621,40 @@ mgpu_status p2p_measure_latency(p2p_ctx *ctx)
     int n = ctx->n, copies = opt->latency_copies;
     size_t bytes = opt->latency_bytes;
     double seconds[P2P_MAX_REPEAT];
-    p2p_figure *peer, *staged;
-    NEW_FIGURE(peer,
-               pair_figure(ctx, "peer_latency_us",
-                           "latency of a small copy, peer access on (cudaMemcpyPeerAsync)", "us",
-                           "microseconds per copy: the time of --latency-copies copies "
-                           "queued back to back on one stream / their number",
-                           2, bytes));
-    NEW_FIGURE(staged, pair_figure(ctx, "staged_latency_us",
-                                   "latency of a small copy, peer access off (staged)", "us",
-                                   "microseconds per copy: each staged copy (device to pinned "
-                                   "host to device) waits for the previous one to arrive; the "
-                                   "time of all / their number",
-                                   2, bytes));
-    peer->samples = staged->samples = opt->repeat;
+    p2p_figure *peer = NULL, *staged = NULL;
+    if (p2p_test_on(ctx, P2P_TEST_PEER_LATENCY)) {
+        NEW_FIGURE(peer, pair_figure(ctx, "peer_latency_us",
+                                     "latency of a small copy, peer access on "
+                                     "(cudaMemcpyPeerAsync)",
+                                     "us",
+                                     "microseconds per copy: the time of --latency-copies copies "
+                                     "queued back to back on one stream / their number",
+                                     2, bytes));
+        peer->samples = opt->repeat;
+    }
+    if (p2p_test_on(ctx, P2P_TEST_STAGED_LATENCY)) {
+        NEW_FIGURE(staged, pair_figure(ctx, "staged_latency_us",
+                                       "latency of a small copy, peer access off (staged)", "us",
+                                       "microseconds per copy: each staged copy (device to "
+                                       "pinned host to device) waits for the previous one to "
+                                       "arrive; the time of all / their number",
+                                       2, bytes));
+        staged->samples = opt->repeat;
+    }
     for (int a = 0; a < n; a++) {
         for (int b = 0; b < n; b++) {
             if (a == b)
                 continue;
             p2p_job job;
-            if (can_access(a, b)) {
+            if (peer && can_access(a, b)) {
+                ctx->test = P2P_TEST_PEER_LATENCY;
                 job = pair_job(ctx, PATH_PEER, a, b, 0, bytes, copies);
                 MGPU_TRY(p2p_time(ctx, &job, seconds));
                 p2p_cell_time(peer, a, b, 1e6 / copies, seconds, opt->repeat);
             }
+            if (!staged)
+                continue;
+            ctx->test = P2P_TEST_STAGED_LATENCY;
             job = pair_job(ctx, PATH_STAGED, a, b, 0, bytes, copies);
             job.chained = 1;
             MGPU_TRY(p2p_time(ctx, &job, seconds));
@@ -625,6 +674,14 @@ mgpu_status p2p_measure_host(p2p_ctx *ctx)
                                  PATH_D2H_PAGEABLE};
     static const char *const names[4] = {"h2d pinned", "d2h pinned", "h2d pageable",
                                          "d2h pageable"};
+    /* A column each; the columns of tests not run stay empty. */
+    static const p2p_test tests[4] = {P2P_TEST_H2D, P2P_TEST_D2H, P2P_TEST_H2D_PAGEABLE,
+                                      P2P_TEST_D2H_PAGEABLE};
+    int any = 0;
+    for (int c = 0; c < 4; c++)
+        any |= p2p_test_on(ctx, tests[c]);
+    if (!any)
+        return MGPU_OK;
     p2p_figure *f;
     NEW_FIGURE(f, figure(ctx, "host_bw", n + 1, 4, "host-to-device and device-to-host bandwidth",
                          "GB/s",
@@ -641,6 +698,9 @@ mgpu_status p2p_measure_host(p2p_ctx *ctx)
     f->samples = opt->repeat;
     for (int c = 0; c < 4; c++) {
         snprintf(f->column_names[c], P2P_LABEL, "%s", names[c]);
+        if (!p2p_test_on(ctx, tests[c]))
+            continue;
+        ctx->test = tests[c];
         for (int d = -1; d < n; d++) {
             /* One device needs no "all" row of its own; it is the same. */
             if (d < 0 && n == 1)
@@ -661,6 +721,9 @@ mgpu_status p2p_measure_local(p2p_ctx *ctx)
     const p2p_options *opt = ctx->opt;
     double seconds[P2P_MAX_REPEAT];
     p2p_figure *f;
+    if (!p2p_test_on(ctx, P2P_TEST_LOCAL))
+        return MGPU_OK;
+    ctx->test = P2P_TEST_LOCAL;
     NEW_FIGURE(f, figure(ctx, "local_bw", ctx->n, 1,
                          "device-to-device copy within each device (the memory ceiling)", "GB/s",
                          "GB/s = 2 x bytes / time: each byte copied is read once and written "
@@ -685,8 +748,9 @@ mgpu_status p2p_measure_sweep(p2p_ctx *ctx)
     int sizes = 0;
     for (size_t s = opt->sweep_min; s && s <= opt->sweep_max; s *= 2)
         sizes++;
-    if (sizes == 0)
+    if (sizes == 0 || !p2p_test_on(ctx, P2P_TEST_SWEEP))
         return MGPU_OK;
+    ctx->test = P2P_TEST_SWEEP;
     double seconds[P2P_MAX_REPEAT];
     static const int paths[6] = {PATH_PEER,       PATH_DIRECT,     PATH_STAGED,
                                  PATH_H2D_PINNED, PATH_D2H_PINNED, PATH_LOCAL};

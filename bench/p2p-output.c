@@ -317,6 +317,11 @@ static void print_table(const p2p_ctx *ctx, FILE *out)
                 "# %ld samples: the host took longer to queue the copies than the "
                 "longest spin; their times include launch gaps\n",
                 ctx->gapped);
+    if (opt->tests != P2P_ALL_TESTS) {
+        char tests[1024];
+        mgpu_names_join(tests, sizeof tests, p2p_test_names, opt->tests, ", ");
+        fprintf(out, "# tests (--test): %s\n", tests);
+    }
     fprintf(out, "# - : not applicable or not possible (a device with itself, no peer "
                  "access)\n");
     for (int i = 0; i < ctx->results->count; i++)
@@ -477,11 +482,27 @@ static json_t *json_document(const p2p_ctx *ctx)
         m.runtime > 0 ? json_integer(m.runtime) : json_null(), "cuda_driver",
         m.driver > 0 ? json_integer(m.driver) : json_null(), "mgpu_version", MGPU_VERSION,
         "hostname", json_text_or_null(m.hostname), "timestamp", json_text_or_null(m.timestamp));
-    if (!run || !machine || !figures || json_object_update(run, machine) != 0 ||
-        json_object_set(run, "figures", figures) != 0) {
+    /* The tests that ran (--test), in the order they ran. */
+    json_t *tests = json_array();
+    for (int t = 0; tests && t < P2P_TESTS; t++) {
+        if (p2p_test_on(ctx, (p2p_test) t) &&
+            json_array_append_new(tests, json_string(p2p_test_names[t])) != 0) {
+            json_decref(tests);
+            tests = NULL;
+        }
+    }
+    int failed = !run || !machine || !figures || !tests || json_object_update(run, machine) != 0;
+    if (!failed) {
+        failed = json_object_set_new(run, "tests", tests) != 0; /* TESTS is the run's now */
+        tests = NULL;
+    }
+    if (!failed)
+        failed = json_object_set(run, "figures", figures) != 0;
+    if (failed) {
         json_decref(run);
         run = NULL;
     }
+    json_decref(tests);
     json_decref(machine);
     json_decref(figures);
     return run;

@@ -166,6 +166,13 @@ static mgpu_status one_sample(p2p_ctx *ctx, const p2p_job *job, int sample, doub
 mgpu_status p2p_time(p2p_ctx *ctx, const p2p_job *job, double *seconds)
 {
     const p2p_options *opt = ctx->opt;
+    /* --progress: the test and its copies, as each job begins (a job's
+     * samples take milliseconds; the line names what is being measured). */
+    if (ctx->progress.on) {
+        char line[160];
+        snprintf(line, sizeof line, "%s: %s", p2p_test_names[ctx->test], job->what);
+        mgpu_progress_note(&ctx->progress, line);
+    }
     /* Each job finds the spin it needs, so that one slow job does not
      * lengthen all that follow. */
     ctx->spin_us = opt->spin_us;

@@ -6,9 +6,10 @@
  * memory), one direction and both; the halo exchange of book table 11.1,
  * cudaMemcpyPeer against cudaMemcpyPeerAsync; small-copy latency;
  * host-device bandwidth, pinned and pageable, per device and all at once;
- * each device's own copy bandwidth; and bandwidth by copy size.  Every copy
- * is verified; every figure states what it counts.  This file holds the
- * command line and the buffers; p2p-copies.c the measurements.
+ * each device's own copy bandwidth; and bandwidth by copy size, each a test
+ * that --test runs alone (--list names them).  Every copy is verified;
+ * every figure states what it counts.  This file holds the command line and
+ * the buffers; p2p-copies.c the measurements.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -20,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "bench.h"
 #include "p2p.h"
@@ -93,6 +93,47 @@ static int parse_sweep(const char *text, p2p_options *opt)
     return code;
 }
 
+/* --test=NAME[,NAME]...: the tests to run, added to those of an earlier
+ * --test.  An unknown or empty name is a usage error naming every test. */
+static int parse_tests(const char *text, unsigned *tests)
+{
+    const char *name = text;
+    for (;;) {
+        size_t len = strcspn(name, ",");
+        char one[64];
+        int found = -1;
+        if (len > 0 && len < sizeof one) {
+            memcpy(one, name, len);
+            one[len] = '\0';
+            found = mgpu_name_find(p2p_test_names, one);
+        }
+        if (found < 0) {
+            char accepted[1024];
+            mgpu_names_join(accepted, sizeof accepted, p2p_test_names, MGPU_ALL_NAMES, ", ");
+            mgpu_error(&program,
+                       "--test: unknown test '%.*s' (accepted: %s; --list says what "
+                       "each measures)",
+                       (int) (len < 64 ? len : 64), name, accepted);
+            return 2;
+        }
+        *tests |= 1u << found;
+        if (name[len] == '\0')
+            return -1;
+        name += len + 1;
+    }
+}
+
+/* --list: each test, one a line: its name, then what it measures. */
+static void print_tests(void)
+{
+    int width = 0;
+    for (int t = 0; t < P2P_TESTS; t++)
+        if ((int) strlen(p2p_test_names[t]) > width)
+            width = (int) strlen(p2p_test_names[t]);
+    for (int t = 0; t < P2P_TESTS; t++)
+        printf("%-*s  %s\n", width, p2p_test_names[t], p2p_test_measures[t]);
+}
+
 static void print_help(void)
 {
     printf("Usage: %s [OPTION]...\n"
@@ -106,6 +147,10 @@ static void print_help(void)
     bench_help_choice("--backend=NAME", mgpu_backend_names,
                       " (default auto: cuda if a GPU is usable)");
     bench_help_line("--devices=N", "devices to measure, 1 to 64 (default: all; host backend: 2)");
+    bench_help_line("--test=NAME[,NAME]...", "run only these tests, in their usual order "
+                                             "(default: all; names as nvbandwidth's where "
+                                             "they measure the same)");
+    bench_help_line("--list", "print the tests, one a line, with what each measures, and exit");
     bench_help_line("--bytes=SIZE", "size of each bandwidth copy (default 256M; host backend 8M)");
     bench_help_line("--sizes=MIN:MAX", "size sweep, doubling from MIN to MAX, or none "
                                        "(default 4K:--bytes)");
@@ -122,6 +167,10 @@ static void print_help(void)
                                    "needs longer to queue)");
     bench_help_choice("--format=NAME", mgpu_format_names, " (default table)");
     bench_help_line("--no-header", "csv: leave out the header line");
+    bench_help_choice("--progress[=WHEN]", mgpu_progress_names,
+                      ": the test and the copies measured now on stderr, redrawn in place "
+                      "(default auto: when stderr is a terminal; --progress alone: always; "
+                      "--no-progress: never)");
     bench_help_line("-h, --help", "print this help and exit");
     bench_help_line("-V, --version", "print the version and exit");
     printf("\nSizes take a K, M, G or T suffix (powers of 1024); the output gives them in\n"
@@ -149,7 +198,11 @@ enum {
     OPT_WARMUP,
     OPT_SPIN,
     OPT_FORMAT,
-    OPT_NO_HEADER
+    OPT_NO_HEADER,
+    OPT_TEST,
+    OPT_LIST,
+    OPT_PROGRESS,
+    OPT_NO_PROGRESS
 };
 
 static const struct option long_options[] = {
@@ -166,6 +219,10 @@ static const struct option long_options[] = {
     {"spin-us", required_argument, NULL, OPT_SPIN},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"no-header", no_argument, NULL, OPT_NO_HEADER},
+    {"test", required_argument, NULL, OPT_TEST},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"progress", optional_argument, NULL, OPT_PROGRESS},
+    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -225,6 +282,18 @@ static int apply_option(p2p_options *opt, int id, const char *text, int *sweep_g
     case OPT_NO_HEADER:
         opt->header = 0;
         return -1;
+    case OPT_TEST:
+        return parse_tests(text, &opt->tests);
+    case OPT_PROGRESS:
+        /* --progress alone means always, as in the stencil programs. */
+        code = bench_parse_choice(P2P_NAME, "progress",
+                                  text ? text : mgpu_progress_names[MGPU_PROGRESS_ALWAYS],
+                                  mgpu_progress_names, &index);
+        opt->progress = (mgpu_progress_when) index;
+        return code;
+    case OPT_NO_PROGRESS:
+        opt->progress = MGPU_PROGRESS_NEVER;
+        return -1;
     }
     return usage_error("unknown option (see --help)");
 }
@@ -240,10 +309,11 @@ static int parse_options(p2p_options *opt, int argc, char **argv, int *bytes_giv
                          .repeat = 7,
                          .warmup = 2,
                          .spin_us = 200,
-                         .header = 1};
+                         .header = 1,
+                         .progress = MGPU_PROGRESS_AUTO};
     optind = 0;
     opterr = 0;
-    int id;
+    int id, list = 0;
     while ((id = getopt_long(argc, argv, "+:hV", long_options, NULL)) != -1) {
         int code;
         if (id == 'h') {
@@ -256,15 +326,30 @@ static int parse_options(p2p_options *opt, int argc, char **argv, int *bytes_giv
             return usage_error("unknown option '%s' (see --help)", argv[optind - 1]);
         } else if (id == ':') {
             return usage_error("%s: needs a value (see --help)", argv[optind - 1]);
+        } else if (id == OPT_LIST) {
+            list = 1;
+            continue;
         }
         if (id == OPT_BYTES)
             *bytes_given = 1;
-        code = apply_option(opt, id, optarg, sweep_given);
+        const char *value = optarg;
+        /* "--progress WHEN" as well as "--progress=WHEN", as the stencil
+         * programs take it: the next word, when it is one of the choices. */
+        if (id == OPT_PROGRESS && !value && optind < argc &&
+            mgpu_name_find(mgpu_progress_names, argv[optind]) >= 0)
+            value = argv[optind++];
+        code = apply_option(opt, id, value, sweep_given);
         if (code >= 0)
             return code;
     }
     if (optind < argc)
         return usage_error("unexpected argument '%s' (options only, see --help)", argv[optind]);
+    if (list) {
+        print_tests();
+        return 0;
+    }
+    if (opt->tests == 0)
+        opt->tests = P2P_ALL_TESTS;
     return -1;
 }
 
@@ -371,23 +456,15 @@ static int read_corrupt(long *at)
     return -1;
 }
 
+/* Each measurement runs the tests of --test among its own (p2p-copies.c). */
 static mgpu_status measure(p2p_ctx *ctx)
 {
-    static const struct {
-        const char *name;
-        mgpu_status (*fn)(p2p_ctx *);
-    } steps[] = {
-        {"links", p2p_measure_links},        {"device pairs", p2p_measure_pairs},
-        {"halo exchange", p2p_measure_halo}, {"latency", p2p_measure_latency},
-        {"host copies", p2p_measure_host},   {"local copies", p2p_measure_local},
-        {"size sweep", p2p_measure_sweep},
+    static mgpu_status (*const steps[])(p2p_ctx *) = {
+        p2p_measure_links, p2p_measure_pairs, p2p_measure_halo,  p2p_measure_latency,
+        p2p_measure_host,  p2p_measure_local, p2p_measure_sweep,
     };
-    int progress = isatty(STDERR_FILENO);
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-        if (progress)
-            fprintf(stderr, "%s: measuring %s...\n", P2P_NAME, steps[i].name);
-        MGPU_TRY(steps[i].fn(ctx));
-    }
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        MGPU_TRY(steps[i](ctx));
     return MGPU_OK;
 }
 
@@ -424,6 +501,10 @@ static int run(int argc, char **argv)
         opt.sweep_max = largest(opt.bytes, opt.sweep_min);
     }
     ctx.opt = &opt;
+    /* The library's progress line (lib/progress.c), as the stencil programs
+     * draw it: each job of copies names itself there (p2p_time). */
+    mgpu_progress_init(&ctx.progress, &(mgpu_options){.progress = opt.progress, .steps = 1},
+                       stderr);
     ctx.results = p2p_results_create();
     if (!ctx.results)
         status = mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory for the results");
@@ -431,6 +512,8 @@ static int run(int argc, char **argv)
         status = setup(&ctx);
     if (status == MGPU_OK)
         status = measure(&ctx);
+    /* The line is cleared before the results or an error are printed. */
+    mgpu_progress_end(&ctx.progress);
     if (status == MGPU_OK)
         status = p2p_print(&ctx, opt.format, stdout);
     if (status != MGPU_OK)

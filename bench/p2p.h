@@ -31,8 +31,61 @@ typedef struct p2p_options {
     int repeat, warmup;
     double spin_us; /* first length of the spin, grown as needed */
     mgpu_format format;
-    int header; /* csv: print the header line */
+    int header;                  /* csv: print the header line */
+    unsigned tests;              /* --test: bit (1u << p2p_test) for each test run */
+    mgpu_progress_when progress; /* --progress */
 } p2p_options;
+
+/* The tests, in the order they run: what --test selects and --list lists
+ * (NAME, then what it measures).  Where one does what a test of NVIDIA's
+ * nvbandwidth does, it has that test's name (doc/p2p.md maps them). */
+#define P2P_TEST_MAP(X)                                                                       \
+    X(LINKS, "links",                                                                         \
+      "peer access and the link of every pair (NVML, cudaDeviceGetP2PAttribute); no copies")  \
+    X(PEER_ONE, "device_to_device_memcpy_write_ce",                                           \
+      "GB/s, peer access on: cudaMemcpyPeerAsync issued by the source (copy engine, write), " \
+      "one way")                                                                              \
+    X(PEER_BOTH, "device_to_device_bidirectional_memcpy_write_ce",                            \
+      "GB/s, the same both ways at once, the bytes of both directions counted")               \
+    X(KERNEL_ONE, "device_to_device_memcpy_write_sm",                                         \
+      "GB/s, a kernel on the source stores through a peer pointer (SM, write), one way")      \
+    X(KERNEL_BOTH, "device_to_device_bidirectional_memcpy_write_sm",                          \
+      "GB/s, the same both ways at once, the bytes of both directions counted")               \
+    X(STAGED_ONE, "device_to_device_staged_memcpy_ce",                                        \
+      "GB/s, peer access off: staged through pinned host memory (two copies), one way")       \
+    X(STAGED_BOTH, "device_to_device_bidirectional_staged_memcpy_ce",                         \
+      "GB/s, the same both ways at once, the bytes of both directions counted")               \
+    X(HALO, "halo_exchange",                                                                  \
+      "us per halo exchange among all devices, cudaMemcpyPeer against cudaMemcpyPeerAsync "   \
+      "(book table 11.1)")                                                                    \
+    X(PEER_LATENCY, "device_to_device_latency_ce",                                            \
+      "us per small copy, peer access on, cudaMemcpyPeerAsync back to back")                  \
+    X(STAGED_LATENCY, "device_to_device_staged_latency_ce",                                   \
+      "us per small staged copy, each waiting for the previous one to arrive")                \
+    X(H2D, "host_to_device_memcpy_ce",                                                        \
+      "GB/s, pinned host memory to each device (cudaMemcpyAsync), and to all at once")        \
+    X(D2H, "device_to_host_memcpy_ce",                                                        \
+      "GB/s, each device to pinned host memory (cudaMemcpyAsync), and all at once")           \
+    X(H2D_PAGEABLE, "host_to_device_pageable_memcpy_ce",                                      \
+      "GB/s, pageable host memory to each device (cudaMemcpy), and to all at once")           \
+    X(D2H_PAGEABLE, "device_to_host_pageable_memcpy_ce",                                      \
+      "GB/s, each device to pageable host memory (cudaMemcpy), and all at once")              \
+    X(LOCAL, "device_local_copy",                                                             \
+      "GB/s within each device (cudaMemcpyAsync), bytes read plus bytes written")             \
+    X(SWEEP, "size_sweep",                                                                    \
+      "GB/s by copy size (--sizes): peer, kernel, staged 0->1; pinned, local on device 0")
+
+typedef enum p2p_test {
+#define P2P_TEST_VALUE_(id, name, what) P2P_TEST_##id,
+    P2P_TEST_MAP(P2P_TEST_VALUE_)
+#undef P2P_TEST_VALUE_
+        P2P_TESTS
+} p2p_test;
+/* The tests' names, NULL-ended (mgpu_name_find, mgpu_names_join), and
+ * what each measures. */
+extern const char *const p2p_test_names[];
+extern const char *const p2p_test_measures[];
+#define P2P_ALL_TESTS ((1u << P2P_TESTS) - 1u)
 
 /* The streams a device's copies go on.  The third lane is the device's
  * default (legacy) stream, where cudaMemcpyPeer runs. */
@@ -70,6 +123,8 @@ typedef struct p2p_ctx {
     long corrupt_at;     /* MGPU_P2P_CORRUPT: flip a byte of that check; 0 never */
     long long started;   /* when the run began, seconds since 1970 */
     char link_note[224]; /* where the links were not all from NVML: why */
+    p2p_test test;       /* the test now measured, for the progress line */
+    mgpu_progress progress;
     p2p_device dev[MGPU_MAX_DEVICES];
     p2p_results *results;
 } p2p_ctx;
@@ -117,6 +172,12 @@ typedef struct p2p_job {
 void p2p_job_lane(p2p_job *job, int device, int lane);
 void p2p_job_region(p2p_job *job, int device, void *ptr, size_t bytes, uint32_t seed,
                     uint64_t offset);
+
+/* Whether --test selected TEST. */
+static inline int p2p_test_on(const p2p_ctx *ctx, p2p_test test)
+{
+    return (ctx->opt->tests >> test) & 1u;
+}
 
 /* The stream of a lane (NULL for the default stream). */
 mgpu_stream *p2p_stream(p2p_ctx *ctx, p2p_lane lane);

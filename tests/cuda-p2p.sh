@@ -3,8 +3,9 @@
 # every GPU pair measured, verified and shaped right; peer access and peer
 # copies where NVLink joins a pair; the links from NVML (or the labelled
 # guess); the sweep's sizes in bytes; a corrupted byte caught by the
-# check kernel in device memory and by the host in pinned memory; and
-# mgpu-compare on 1 to all GPUs (at most 4), every run verified.
+# check kernel in device memory and by the host in pinned memory; --test
+# running only the tests it names, verified; and mgpu-compare on 1 to all
+# GPUs (at most 4), every run verified.
 # Skips (exit 77) when there is no usable GPU.
 . "$top_srcdir/tests/lib.sh"
 p2p="$top_builddir/bench/mgpu-p2p"
@@ -102,6 +103,30 @@ for n in 1 2; do
         sed 's/^/# stderr: /' "$tmp.err"
     fi
 done
+
+# --test on GPUs: the kernel (SM) copies and the local copy alone, their
+# figures and no other; a byte flipped before the first check of the staged
+# copies (which need no peer access) stops the run.
+run_limited "$p2p" --backend=cuda --bytes=16M --sizes=none --repeat=2 \
+    --test=device_to_device_memcpy_write_sm,device_local_copy --format=json \
+    >"$tmp.tests.json" 2>"$tmp.err"
+code=$?
+tap "$code" "mgpu-p2p --test=device_to_device_memcpy_write_sm,device_local_copy: exit $code"
+[ "$code" -eq 0 ] || sed 's/^/# stderr: /' "$tmp.err"
+py "--test: those two tests' figures only, measured" "$tmp.tests.json" "
+f = DATA['figures']
+assert DATA['tests'] == ['device_to_device_memcpy_write_sm', 'device_local_copy'], DATA['tests']
+assert list(f) == ['devices', 'kernel_bw_one_way', 'local_bw'], list(f)
+assert all(row[0] > 100 for row in f['local_bw']['value']), f['local_bw']['value']
+m = f['kernel_bw_one_way']['value']
+assert all(v is None or v > 0 for row in m for v in row), m"
+if [ "$gpus" -ge 2 ]; then
+    MGPU_P2P_CORRUPT=1 run_limited "$p2p" --backend=cuda --devices=2 --bytes=1M --sizes=none \
+        --repeat=1 --warmup=0 --test=device_to_device_staged_memcpy_ce >/dev/null 2>"$tmp.err"
+    code=$?
+    [ "$code" -eq 1 ] && grep -q "verification failed: staged copy 0 -> 1" "$tmp.err"
+    tap $? "--test=device_to_device_staged_memcpy_ce, MGPU_P2P_CORRUPT=1: caught, exit 1 (exit $code)"
+fi
 
 mpirun=${MPIRUN:-$(command -v mpirun)}
 launch=${mpirun:-mpirun}

@@ -1,6 +1,6 @@
 /* installcheck-link.c - a user's first program against the installed mgpu:
  * `make installcheck' builds it with nothing but
- *     cc t.c $(pkg-config --cflags --libs mgpu)
+ *     cc t.c $(pkg-config --cflags --libs --static mgpu)
  * and runs it.  Two host-backend devices step the stencil and must match the
  * single-device reference bit for bit, so the library's OpenMP kernels, its
  * libm calls and (in a CUDA build) the static CUDA runtime are all linked. */

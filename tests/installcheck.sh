@@ -1,7 +1,7 @@
 #!/bin/sh
 # installcheck.sh - `make installcheck': build a program against the installed
 # mgpu with exactly the line the README documents,
-#     $CC t.c $(pkg-config --cflags --libs mgpu)
+#     $CC t.c $(pkg-config --cflags --libs --static mgpu)
 # and run it; then compile each installed topic header, <mgpu/NAME.h>, alone,
 # and check that no private header was installed.  Installs nothing; reads
 # the tree `make install' made under $DESTDIR$prefix.
@@ -46,9 +46,9 @@ version=$($PKG_CONFIG --modversion mgpu)
 includedir=$($PKG_CONFIG --variable=includedir mgpu)
 cp "$src" "$tmp/t.c"
 cd "$tmp"
-echo "installcheck: $CC t.c \$($PKG_CONFIG --cflags --libs mgpu)"
-echo "installcheck:   = $CC t.c $($PKG_CONFIG --cflags --libs mgpu)"
-$CC t.c $($PKG_CONFIG --cflags --libs mgpu)
+echo "installcheck: $CC t.c \$($PKG_CONFIG --cflags --libs --static mgpu)"
+echo "installcheck:   = $CC t.c $($PKG_CONFIG --cflags --libs --static mgpu)"
+$CC t.c $($PKG_CONFIG --cflags --libs --static mgpu)
 out=$(./a.out)
 echo "installcheck: $out"
 case $out in
