@@ -33,12 +33,16 @@
 
 #include "compare.h"
 #include "mgpu.h"
+#include "mgpu/harness.h"
 #include "mgpu/measurement.h"
+#include "mgpu/processes.h"
 
 /* A record is one line; this is room for far more than any program says. */
 #define OUT_LIMIT ((size_t) 1 << 20)
 /* After SIGTERM, a child has this long to end before SIGKILL. */
 #define GRACE_S 5.0
+/* After the child has ended, how long what it left may hold its pipes. */
+#define LINGER_S 2.0
 
 static volatile sig_atomic_t interrupted;
 
@@ -61,6 +65,14 @@ void cmp_output_free(cmp_output *output)
 {
     free(output->out);
     output->out = NULL;
+}
+
+void cmp_ended(const cmp_output *o, char *text, size_t size)
+{
+    if (o->signal)
+        mgpu_killed_text(o->signal, o->oom_before, text, size);
+    else
+        snprintf(text, size, "exit %d", o->exit_code);
 }
 
 /* Append N bytes to the child's stdout, up to OUT_LIMIT. */
@@ -287,6 +299,7 @@ int cmp_spawn(char *const argv[], const char *dir, double timeout_s, cmp_output 
     }
     pid_t pid = -1;
     double begin = mgpu_now();
+    output->oom_before = mgpu_oom_kills();
     int err = start(argv, dir, out_pipe[1], err_pipe[1], &pid);
     close(out_pipe[1]);
     close(err_pipe[1]);

@@ -602,9 +602,13 @@ static int read_modes(const options *opt, program *prog, char *error, size_t siz
         if (e >= FIRST_MODE)
             prog->modes |= MGPU_EXCHANGE_BIT(e);
     }
+    /* One line: what it said last, plain (it may be a launcher's garbage). */
+    char ended[96], last[200];
+    cmp_ended(&out, ended, sizeof ended);
+    cmp_last_line(out.err, NULL, last, sizeof last);
     if (!prog->modes)
-        snprintf(error, size, "%s --list-exchanges names no exchange mode (exit %d): %.200s",
-                 prog->path, out.exit_code, out.err);
+        snprintf(error, size, "%s --list-exchanges names no exchange mode (%s)%s%s", prog->path,
+                 ended, last[0] ? ": " : "", last);
     cmp_output_free(&out);
     return prog->modes ? 0 : -1;
 }
@@ -713,7 +717,7 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
                 snprintf(row->reason, sizeof row->reason, "stopped after %lld s (--timeout)",
                          opt->timeout);
             else if (out.signal)
-                snprintf(row->reason, sizeof row->reason, "killed by signal %d", out.signal);
+                cmp_ended(&out, row->reason, sizeof row->reason);
             else if (out.exit_code == 0)
                 snprintf(row->reason, sizeof row->reason, "its record: %s",
                          record ? why : "no JSON line on stdout");

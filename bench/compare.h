@@ -91,6 +91,7 @@ typedef struct cmp_output {
     int timed_out;
     int start_errno; /* why it could not be started, or 0 */
     double seconds;
+    long long oom_before; /* mgpu_oom_kills when it started */
 } cmp_output;
 
 /* Run ARGV (ARGV[0] a path, or a name looked up in PATH) in the folder DIR
@@ -102,6 +103,10 @@ typedef struct cmp_output {
 int cmp_spawn(char *const argv[], const char *dir, double timeout_s, cmp_output *output,
               char *error, size_t error_size);
 void cmp_output_free(cmp_output *output);
+/* How the child of OUTPUT ended, into TEXT, when it was not stopped for its
+ * time: "exit 3", or "killed by signal 11 (Segmentation fault)", or
+ * "killed by the kernel's out-of-memory killer (signal 9)". */
+void cmp_ended(const cmp_output *output, char *text, size_t size);
 /* The line of TEXT (a child's stderr) that says why it failed, into OUT:
  * the last one that starts with "NAME:" (mgpu_error's lines; NAME may be
  * NULL), else the last that has more than dashes and blanks; plain text
