@@ -172,8 +172,9 @@ static void memory_what(const harness *h, int parts, char *what, size_t size)
 {
     const mgpu_options *opt = &h->opt;
     if (mgpu_backend_active() != MGPU_BACKEND_HOST)
-        snprintf(what, size, "--nx, --ny: the %lld x %lld grid's result and reference in host memory",
-                 opt->nx, opt->ny);
+        snprintf(what, size,
+                 "--nx, --ny: the %lld x %lld grid's result and reference in host memory", opt->nx,
+                 opt->ny);
     else if (parts < h->ndevices)
         snprintf(what, size,
                  "--nx, --ny, --devices: the %d parts on this machine of a %lld x %lld grid on %d "
