@@ -4,14 +4,21 @@
  * a mix of two:
  *
  *  1. Before the first run, the folder is made if need be and proved
- *     writable (a folder made in it and removed): a bad --output costs no
- *     run.
+ *     writable (a folder made in it and removed), and no name of the set
+ *     there is a folder (a rename could not replace it): a bad --output
+ *     costs no run.  The folder is then locked (an flock on
+ *     ".mgpu-compare.lock" in it, held to the end): a second mgpu-compare
+ *     into the same folder fails at once, with one line, before it runs
+ *     anything, rather than mixing its files with the first's or waiting
+ *     for hours to replace them.
  *  2. Nothing is written there while the programs run.  When they have
  *     all run, every file of the new set is written into a staging folder
  *     made in the output folder (".mgpu-compare-XXXXXX": the same file
  *     system, so a rename is atomic); gnuplot draws there too.
- *  3. Only when all of it was written, each file is synced and renamed
- *     over its namesake (results.json last), and then each file of the
+ *  3. Only when all of it was written, each file is synced and proved
+ *     whole (a regular file, not empty: a tool that said it wrote it is
+ *     not believed without it), and renamed over its namesake
+ *     (results.json last), and then each file of the
  *     set that the new set lacks (the old plots, when no run succeeded or
  *     gnuplot failed) is removed; the staging folder goes.
  *  4. When anything fails, or SIGINT or SIGTERM comes, before step 3, the
@@ -35,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,7 +53,22 @@
 /* Room left in a path for the staging folder and a file name in it. */
 #define PATH_ROOM 64
 
-int cmp_folder_check(const char *dir, const char *option)
+const char *const cmp_result_files[] = {CMP_PLOT_FILE_NAMES, "results.csv", "results.json", NULL};
+
+/* The first name of NAMES that is a folder in DIR, or NULL. */
+static const char *folder_in_the_way(const char *dir, const char *const *names)
+{
+    char path[PATH_MAX + 32];
+    struct stat st;
+    for (int i = 0; names[i]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return names[i];
+    }
+    return NULL;
+}
+
+int cmp_folder_check(const char *dir, const char *option, const char *const *names)
 {
     char probe[PATH_MAX];
     if (strlen(dir) > PATH_MAX - PATH_ROOM)
@@ -55,8 +78,17 @@ int cmp_folder_check(const char *dir, const char *option)
         return bench_usage(COMPARE_NAME, "%s: cannot make the folder %s: %s", option, dir,
                            strerror(errno));
     struct stat st;
-    if (stat(dir, &st) != 0)
-        return bench_usage(COMPARE_NAME, "%s: %s: %s", option, dir, strerror(errno));
+    if (stat(dir, &st) != 0) {
+        int err = errno;
+        char target[PATH_MAX];
+        ssize_t n = readlink(dir, target, sizeof target - 1);
+        if (n > 0) {
+            target[n] = '\0';
+            return bench_usage(COMPARE_NAME, "%s: %s is a symbolic link to %s: %s", option, dir,
+                               target, strerror(err));
+        }
+        return bench_usage(COMPARE_NAME, "%s: %s: %s", option, dir, strerror(err));
+    }
     if (!S_ISDIR(st.st_mode))
         return bench_usage(COMPARE_NAME, "%s: %s is not a folder", option, dir);
     snprintf(probe, sizeof probe, "%s" STAGE_NAME, dir);
@@ -64,7 +96,69 @@ int cmp_folder_check(const char *dir, const char *option)
         return bench_usage(COMPARE_NAME, "%s: cannot write in %s: %s", option, dir,
                            strerror(errno));
     rmdir(probe);
+    const char *in_the_way = folder_in_the_way(dir, names);
+    if (in_the_way)
+        return bench_usage(COMPARE_NAME,
+                           "%s: %s/%s is a folder, where %s writes a file (move it away)", option,
+                           dir, in_the_way, COMPARE_NAME);
     return -1;
+}
+
+/* The lock this process holds: its file's descriptor and path. */
+static int lock_fd = -1;
+static char lock_path[PATH_MAX + 32];
+
+int cmp_folder_lock(const char *dir, const char *option)
+{
+    snprintf(lock_path, sizeof lock_path, "%s/" CMP_LOCK_NAME, dir);
+    for (;;) {
+        int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+        if (fd < 0) {
+            fprintf(stderr, "%s: %s: cannot lock %s: %s\n", COMPARE_NAME, option, lock_path,
+                    strerror(errno));
+            return -1;
+        }
+        int rc;
+        while ((rc = flock(fd, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR)
+            ;
+        int err = errno;
+        /* The holder removes the file when it is done: a lock taken on a
+         * file removed meanwhile is no lock, and the name is tried again. */
+        struct stat held, named;
+        if (rc == 0 && fstat(fd, &held) == 0 && stat(lock_path, &named) == 0 &&
+            held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+            lock_fd = fd;
+            return 0;
+        }
+        close(fd);
+        if (rc == 0)
+            continue;
+        if (err == EWOULDBLOCK) {
+            fprintf(stderr,
+                    "%s: %s: another %s is running with its results going into %s (it holds "
+                    "%s); wait for it to end, or choose another folder\n",
+                    COMPARE_NAME, option, COMPARE_NAME, dir, lock_path);
+            return -1;
+        }
+        /* A file system without locks (some FUSE ones): the comparison
+         * goes on, and says what it cannot promise. */
+        unlink(lock_path);
+        fprintf(stderr,
+                "%s: %s: %s cannot be locked (%s): a second comparison into it at once would "
+                "not be stopped\n",
+                COMPARE_NAME, option, dir, strerror(err));
+        return 0;
+    }
+}
+
+void cmp_folder_unlock(void)
+{
+    if (lock_fd < 0)
+        return;
+    /* Removed while still held, so that nobody locks it in between. */
+    unlink(lock_path);
+    close(lock_fd);
+    lock_fd = -1;
 }
 
 int cmp_stage_open(cmp_stage *st, const char *dir)
@@ -112,6 +206,27 @@ static int sync_file(const char *path)
     return rc;
 }
 
+/* Whether the staged file PATH is whole enough to replace its namesake: a
+ * regular file, not empty (every file of the set has bytes), on disk
+ * (fsync); else a line that says why. */
+static int staged_whole(const cmp_stage *st, const char *path)
+{
+    struct stat sb;
+    const char *why = NULL;
+    if (lstat(path, &sb) != 0)
+        why = strerror(errno);
+    else if (!S_ISREG(sb.st_mode))
+        why = "not a regular file";
+    else if (sb.st_size == 0)
+        why = "empty (a write failed?)";
+    else if (sync_file(path) != 0)
+        why = strerror(errno);
+    if (why)
+        fprintf(stderr, "%s: cannot write %s: %s; %s keeps its previous results\n", COMPARE_NAME,
+                path, why, st->dir);
+    return why == NULL;
+}
+
 int cmp_stage_commit(cmp_stage *st, const char *const *names)
 {
     char from[PATH_MAX + 32], to[PATH_MAX + 32];
@@ -119,12 +234,21 @@ int cmp_stage_commit(cmp_stage *st, const char *const *names)
     for (; names[n] && n < (int) (sizeof present / sizeof present[0]); n++) {
         cmp_stage_file(st, names[n], from, sizeof from);
         present[n] = access(from, F_OK) == 0;
-        if (present[n] && sync_file(from) != 0) {
-            fprintf(stderr, "%s: cannot write %s: %s; %s keeps its previous results\n",
-                    COMPARE_NAME, from, strerror(errno), st->dir);
+        if (present[n] && !staged_whole(st, from)) {
             cmp_stage_discard(st);
             return -1;
         }
+    }
+    /* A name made a folder while the runs ran: nothing replaced, rather
+     * than a set renamed in part. */
+    const char *in_the_way = folder_in_the_way(st->dir, names);
+    if (in_the_way) {
+        fprintf(stderr,
+                "%s: %s/%s is a folder, where %s writes a file; %s keeps its previous "
+                "results\n",
+                COMPARE_NAME, st->dir, in_the_way, COMPARE_NAME, st->dir);
+        cmp_stage_discard(st);
+        return -1;
     }
     int rc = 0;
     for (int i = 0; i < n; i++) {

@@ -30,6 +30,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compare.h"
 
@@ -541,7 +542,22 @@ static void host_note(FILE *gp)
         fprintf(gp, "\\n%s", note);
 }
 
-static int write_script(const char *dir, const cmp_rows *rows, int host)
+/* Add the plot STEM (its PNG and SVG) to the set *DRAWN: bits by index
+ * in cmp_plot_files. */
+static void draws(unsigned *drawn, const char *stem)
+{
+    size_t len = strlen(stem);
+    for (int i = 0; cmp_plot_files[i]; i++) {
+        const char *name = cmp_plot_files[i];
+        if (strncmp(name, stem, len) == 0 &&
+            (strcmp(name + len, ".png") == 0 || strcmp(name + len, ".svg") == 0))
+            *drawn |= 1u << i;
+    }
+}
+
+/* Write DIR/plots.gp; *DRAWN gets the plots it draws.  0, or -1 after a
+ * message (the file is then removed: a script cut short is no script). */
+static int write_script(const char *dir, const cmp_rows *rows, int host, unsigned *drawn)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/%s", dir, CMP_PLOT_SCRIPT);
@@ -599,6 +615,7 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
     if (scaling_sets < 0 || time_sets < 0 || efficiency_sets < 0 || halo.time_sets < 0 ||
         halo.efficiency_sets < 0) {
         fclose(gp);
+        unlink(path);
         fprintf(stderr, "%s: cannot write %s: out of memory\n", COMPARE_NAME, path);
         return -1;
     }
@@ -659,14 +676,36 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
             "title columnhead(2+3*m)\n",
             scaling_sets ? "" : " (no 1-device run: no efficiency)", most, most == 1 ? "" : "s",
             modes.count - 1);
-    if (time_sets)
+    *drawn = 0;
+    draws(drawn, "scaling");
+    draws(drawn, "exchange-modes");
+    if (time_sets) {
         plot_sizes(gp, time_sets, time_labels, efficiency_sets, efficiency_labels,
                    &efficiency_range);
-    if (halo.time_sets)
+        draws(drawn, "sizes-time");
+        if (efficiency_sets)
+            draws(drawn, "sizes-efficiency");
+    }
+    if (halo.time_sets) {
         plot_halos(gp, &halo);
+        draws(drawn, "halo-time");
+        if (halo.efficiency_sets)
+            draws(drawn, "halo-efficiency");
+    }
     fputs("}\n", gp);
-    if (ferror(gp) | (fclose(gp) != 0)) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", COMPARE_NAME, path, strerror(errno));
+    /* A write that failed (a full disk) may be known only when the buffer
+     * is flushed; the commit syncs the file (compare-output.c). */
+    errno = 0;
+    int failed = fflush(gp) != 0 || ferror(gp);
+    int saved = errno;
+    if (fclose(gp) != 0 && !failed) {
+        failed = 1;
+        saved = errno;
+    }
+    if (failed) {
+        unlink(path);
+        fprintf(stderr, "%s: cannot write %s: %s\n", COMPARE_NAME, path,
+                saved ? strerror(saved) : "a write failed");
         return -1;
     }
     return 0;
@@ -674,16 +713,20 @@ static int write_script(const char *dir, const cmp_rows *rows, int host)
 
 /* Whether the plot NAME that gnuplot left in DIR is whole, else a line
  * that says why: gnuplot exits 0 when its writes fail (a full disk), and
- * leaves a PNG cut short or an empty SVG.  A PNG ends with its IEND chunk,
- * an SVG with its closing tag.  A plot it did not make is no fault here:
- * which plots a set has depends on its runs. */
+ * leaves a PNG cut short or an empty SVG, or none.  A PNG ends with its
+ * IEND chunk, an SVG with its closing tag.  Every plot the script asked
+ * for must be there: a tool that says it succeeded is not believed without
+ * its file. */
 static int plot_whole(const char *dir, const char *name)
 {
     char path[PATH_MAX + 32], tail[64] = "";
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno == ENOENT;
+    if (!f) {
+        fprintf(stderr, "%s: gnuplot exited 0 but made no %s (%s): no PNG or SVG\n", COMPARE_NAME,
+                name, strerror(errno));
+        return 0;
+    }
     long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
     size_t want = size > (long) sizeof tail ? sizeof tail : size > 0 ? (size_t) size : 0;
     size_t got = size >= 0 && fseek(f, -(long) want, SEEK_END) == 0 ? fread(tail, 1, want, f) : 0;
@@ -698,13 +741,14 @@ static int plot_whole(const char *dir, const char *name)
     return whole;
 }
 
-int cmp_plot(const cmp_rows *rows, const char *dir)
+int cmp_plot(const cmp_rows *rows, const char *dir, long long timeout_s)
 {
     if (max_devices(rows, NULL) == 0) {
         fprintf(stderr, "%s: no run succeeded: nothing to plot\n", COMPARE_NAME);
         return CMP_PLOTS_NONE;
     }
-    if (write_script(dir, rows, cmp_host_ran(rows)) != 0)
+    unsigned drawn = 0;
+    if (write_script(dir, rows, cmp_host_ran(rows), &drawn) != 0)
         return CMP_PLOTS_FAILED;
     /* Plots are asked for when GNUPLOT names a program, or a gnuplot is on
      * PATH; none there is no failure, only the script is written. */
@@ -716,7 +760,8 @@ int cmp_plot(const cmp_rows *rows, const char *dir)
     cmp_output out;
     char error[256];
     int status = CMP_PLOTS_MADE;
-    if (cmp_spawn(argv, dir, 60.0, &out, error, sizeof error) != 0) {
+    long long limit = timeout_s < CMP_PLOT_TIMEOUT_S ? timeout_s : CMP_PLOT_TIMEOUT_S;
+    if (cmp_spawn(argv, dir, (double) limit, &out, error, sizeof error) != 0) {
         if (asked || out.start_errno != ENOENT) {
             fprintf(stderr, "%s: GNUPLOT: %s: no PNG or SVG\n", COMPARE_NAME, error);
             status = CMP_PLOTS_FAILED;
@@ -727,17 +772,23 @@ int cmp_plot(const cmp_rows *rows, const char *dir)
                     COMPARE_NAME);
             status = CMP_PLOTS_SCRIPT;
         }
+    } else if (out.timed_out) {
+        fprintf(stderr,
+                "%s: %s stopped after %lld s (--timeout, at most %d s for the plots): no PNG or "
+                "SVG\n",
+                COMPARE_NAME, gnuplot, limit, CMP_PLOT_TIMEOUT_S);
+        status = CMP_PLOTS_FAILED;
     } else if (out.exit_code != 0 || cmp_interrupted()) {
-        char last[256];
+        char last[256], ended[96];
         cmp_last_line(out.err, NULL, last, sizeof last);
-        fprintf(stderr, "%s: %s failed (%s %d): no PNG or SVG%s%s\n", COMPARE_NAME, gnuplot,
-                out.signal ? "signal" : "exit", out.signal ? out.signal : out.exit_code,
+        cmp_ended(&out, ended, sizeof ended);
+        fprintf(stderr, "%s: %s failed (%s): no PNG or SVG%s%s\n", COMPARE_NAME, gnuplot, ended,
                 last[0] ? ": " : "", last);
         status = CMP_PLOTS_FAILED;
     }
     cmp_output_free(&out);
     for (int i = 1; status == CMP_PLOTS_MADE && cmp_plot_files[i]; i++)
-        if (!plot_whole(dir, cmp_plot_files[i]))
+        if ((drawn & (1u << i)) && !plot_whole(dir, cmp_plot_files[i]))
             status = CMP_PLOTS_FAILED;
     return status;
 }

@@ -405,7 +405,9 @@ int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
 int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_size)
 {
     char why[400];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Opened without blocking: the open of a FIFO waits for a writer, which
+     * may never come; its type is checked before anything reads it. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         snprintf(error, error_size, "%s: %s", path, strerror(errno));
@@ -421,6 +423,10 @@ int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_si
         close(fd);
         return -1;
     }
+    /* A regular file: reads block no more (and FUSE may take O_NONBLOCK). */
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     size_t len = 0, cap = (size_t) st.st_size + 1;
     char *text = malloc(cap);
     ssize_t n = 1;

@@ -33,12 +33,16 @@
 
 #include "compare.h"
 #include "mgpu.h"
+#include "mgpu/harness.h"
 #include "mgpu/measurement.h"
+#include "mgpu/processes.h"
 
 /* A record is one line; this is room for far more than any program says. */
 #define OUT_LIMIT ((size_t) 1 << 20)
 /* After SIGTERM, a child has this long to end before SIGKILL. */
 #define GRACE_S 5.0
+/* After the child has ended, how long what it left may hold its pipes. */
+#define LINGER_S 2.0
 
 static volatile sig_atomic_t interrupted;
 
@@ -61,6 +65,14 @@ void cmp_output_free(cmp_output *output)
 {
     free(output->out);
     output->out = NULL;
+}
+
+void cmp_ended(const cmp_output *o, char *text, size_t size)
+{
+    if (o->signal)
+        mgpu_killed_text(o->signal, o->oom_before, text, size);
+    else
+        snprintf(text, size, "exit %d", o->exit_code);
 }
 
 /* Append N bytes to the child's stdout, up to OUT_LIMIT. */
@@ -214,25 +226,40 @@ static int start(char *const argv[], const char *dir, int out_fd, int err_fd, pi
     return err;
 }
 
-/* Read both pipes until both are closed, stopping the child when its time
- * is up or when we are interrupted. */
-static void collect(pid_t pid, int fds[2], double timeout_s, cmp_output *o)
+/* Read both pipes until both are closed and the child has ended (into
+ * *WSTATUS; 0, or the errno of a waitpid that failed), stopping the child's group when its time is up or when we are
+ * interrupted.  Neither can keep mgpu-compare waiting past its time: a
+ * child that closes its pipes early is still waited for within its time,
+ * and pipes that something else holds open after the child has ended (a
+ * process that left its group: setsid, a daemon) are given up LINGER_S
+ * later. */
+static int collect(pid_t pid, int fds[2], double timeout_s, cmp_output *o, int *wstatus)
 {
     size_t out_len = 0, err_len = 0;
-    double begin = mgpu_now(), killed_at = 0;
-    int open_fds = 2;
-    while (open_fds > 0) {
+    double begin = mgpu_now(), killed_at = 0, ended_at = 0;
+    int open_fds = 2, reaped = 0, wait_errno = 0;
+    while (open_fds > 0 || !reaped) {
         struct pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
         double now = mgpu_now();
-        int stop = interrupted || now - begin > timeout_s;
+        if (!reaped) {
+            pid_t r = waitpid(pid, wstatus, WNOHANG);
+            if (r == pid || (r < 0 && errno != EINTR)) {
+                wait_errno = r < 0 ? errno : 0;
+                reaped = 1;
+                ended_at = now;
+            }
+        }
+        if (reaped && now - ended_at > LINGER_S)
+            break;
+        int stop = !reaped && (interrupted || now - begin > timeout_s);
         if (stop && killed_at == 0) {
             o->timed_out = !interrupted;
             kill(-pid, SIGTERM);
             killed_at = now;
-        } else if (killed_at > 0 && now - killed_at > GRACE_S) {
+        } else if (!reaped && killed_at > 0 && now - killed_at > GRACE_S) {
             kill(-pid, SIGKILL);
         }
-        if (poll(p, 2, 200) < 0 && errno != EINTR)
+        if (poll(p, 2, reaped ? 50 : 200) < 0 && errno != EINTR)
             break;
         for (int k = 0; k < 2; k++) {
             if (fds[k] < 0 || !(p[k].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -252,6 +279,17 @@ static void collect(pid_t pid, int fds[2], double timeout_s, cmp_output *o)
             }
         }
     }
+    for (int k = 0; k < 2; k++) {
+        if (fds[k] >= 0)
+            close(fds[k]);
+    }
+    /* Not reaped yet only when poll failed: wait, the group killed. */
+    while (!reaped && waitpid(pid, wstatus, 0) < 0) {
+        if (errno != EINTR)
+            return errno;
+        kill(-pid, SIGKILL);
+    }
+    return wait_errno;
 }
 
 int cmp_spawn(char *const argv[], const char *dir, double timeout_s, cmp_output *output,
@@ -287,6 +325,7 @@ int cmp_spawn(char *const argv[], const char *dir, double timeout_s, cmp_output 
     }
     pid_t pid = -1;
     double begin = mgpu_now();
+    output->oom_before = mgpu_oom_kills();
     int err = start(argv, dir, out_pipe[1], err_pipe[1], &pid);
     close(out_pipe[1]);
     close(err_pipe[1]);
@@ -300,16 +339,13 @@ int cmp_spawn(char *const argv[], const char *dir, double timeout_s, cmp_output 
     }
     ssize_t told = write(lifeline, &pid, sizeof pid);
     (void) told; /* a pipe this new takes a pid whole */
-    int fds[2] = {out_pipe[0], err_pipe[0]};
-    collect(pid, fds, timeout_s, output);
-    int wstatus;
-    while (waitpid(pid, &wstatus, 0) < 0) {
-        if (errno != EINTR) {
-            snprintf(error, error_size, "waitpid: %s", strerror(errno));
-            stop_watchdog(guard, lifeline);
-            return -1;
-        }
-        kill(-pid, SIGKILL); /* interrupted while it lingered */
+    int fds[2] = {out_pipe[0], err_pipe[0]}, wstatus = 0;
+    int wait_errno = collect(pid, fds, timeout_s, output, &wstatus);
+    if (wait_errno) {
+        kill(-pid, SIGKILL);
+        snprintf(error, error_size, "waitpid: %s", strerror(wait_errno));
+        stop_watchdog(guard, lifeline);
+        return -1;
     }
     /* The child has ended; what it left behind in its group goes too.
      * The group's id cannot be reused while any of the group is alive. */

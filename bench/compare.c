@@ -301,7 +301,7 @@ static void print_help(void)
                                         "to run)");
     bench_help_line("--timeout=SECONDS",
                     "stop a run that takes longer (default 600), and a program asked for "
-                    "its modes after that or 60 s");
+                    "its modes, and gnuplot, after that or 60 s");
     bench_help_line("-h, --help", "print this help and exit");
     bench_help_line("-V, --version", "print the version and exit");
     printf("\nEach program runs on one device with --exchange=auto, and on more devices\n"
@@ -316,11 +316,16 @@ static void print_help(void)
            "no K above 1 has those runs skipped with its reason; the crossover is per\n"
            "K, and two more plots show the time per step and the efficiency against K\n"
            "at the largest grid.  Progress goes to stderr, the table to\n"
-           "stdout.  Exit status: 0 when every run passed or was skipped (a mode the\n"
-           "backend cannot do) and one passed; 1 when a run failed, none passed, or\n"
-           "asked-for plots ($GNUPLOT, or a gnuplot on PATH) could not be made; 2 usage\n"
-           "error (a bad --from file included); ended by SIGINT or SIGTERM, the run is\n"
-           "stopped and nothing is written.\n\nEnvironment:\n");
+           "stdout.  The output folder holds one comparison's files, each whole, never\n"
+           "a mix: they replace the previous ones only once all are written, and while\n"
+           "a comparison runs it holds the folder (.mgpu-compare.lock in it), so that a\n"
+           "second one into the same folder fails at once, running nothing.  Exit\n"
+           "status: 0 when every run passed or was skipped (a mode the backend cannot\n"
+           "do) and one passed; 1 when a run failed, none passed, asked-for plots\n"
+           "($GNUPLOT, or a gnuplot on PATH) could not be made, a file could not be\n"
+           "written whole, or another mgpu-compare holds the folder; 2 usage error (a\n"
+           "bad --from file included); ended by SIGINT or SIGTERM, the run is stopped\n"
+           "and nothing is written.\n\nEnvironment:\n");
     bench_help_line("GNUPLOT", "the gnuplot to draw the plots with; when set, plots that "
                                "cannot be made are a failure (default: gnuplot on PATH, if "
                                "any)");
@@ -413,6 +418,8 @@ static int apply(options *opt, int id, const char *text)
         opt->output = text;
         return -1;
     case OPT_FROM:
+        if (!*text)
+            return usage("--from: an empty file name");
         if (opt->nfrom == CMP_MAX_SETS)
             return usage("--from: more than %d results files (accepted: 1 to %d, shown side "
                          "by side)",
@@ -457,7 +464,7 @@ static int parse_options(options *opt, int argc, char **argv)
         int code = apply(opt, id, optarg);
         if (code >= 0)
             return code;
-        run_options += id != OPT_FROM && id != OPT_OUTPUT;
+        run_options += id != OPT_FROM && id != OPT_OUTPUT && id != OPT_TIMEOUT;
     }
     if (optind < argc)
         return usage("unexpected argument '%s' (options only, see --help)", argv[optind]);
@@ -465,7 +472,7 @@ static int parse_options(options *opt, int argc, char **argv)
         return usage("--sizes: not with --nx or --ny (a size of the list is N or NXxNY)");
     if (opt->nfrom && run_options)
         return usage("--from: prints a finished comparison; it takes no options of a new "
-                     "run (only --output, for the plots)");
+                     "run (only --output and --timeout, for the plots)");
     return -1;
 }
 
@@ -655,9 +662,13 @@ static int read_modes(const options *opt, program *prog, char *error, size_t siz
         if (e >= FIRST_MODE)
             prog->modes |= MGPU_EXCHANGE_BIT(e);
     }
+    /* One line: what it said last, plain (it may be a launcher's garbage). */
+    char ended[96], last[200];
+    cmp_ended(&out, ended, sizeof ended);
+    cmp_last_line(out.err, NULL, last, sizeof last);
     if (!prog->modes)
-        snprintf(error, size, "%s --list-exchanges names no exchange mode (exit %d): %.200s",
-                 prog->path, out.exit_code, out.err);
+        snprintf(error, size, "%s --list-exchanges names no exchange mode (%s)%s%s", prog->path,
+                 ended, last[0] ? ": " : "", last);
     cmp_output_free(&out);
     return prog->modes ? 0 : -1;
 }
@@ -766,7 +777,7 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
                 snprintf(row->reason, sizeof row->reason, "stopped after %lld s (--timeout)",
                          opt->timeout);
             else if (out.signal)
-                snprintf(row->reason, sizeof row->reason, "killed by signal %d", out.signal);
+                cmp_ended(&out, row->reason, sizeof row->reason);
             else if (out.exit_code == 0)
                 snprintf(row->reason, sizeof row->reason, "its record: %s",
                          record ? why : "no JSON line on stdout");
@@ -992,10 +1003,8 @@ static int none_succeeded(const cmp_rows *rows)
 /* The results of a comparison (RESULTS; --from: the plots alone) into
  * DIR, as one set (compare-output.c).  0, 1 after a message, or -1 when
  * SIGINT or SIGTERM came first (nothing written). */
-static int write_set(const cmp_rows *rows, const char *dir, int results)
+static int write_set(const cmp_rows *rows, const char *dir, int results, long long timeout)
 {
-    /* results.json last: when it is new, so is the rest. */
-    static const char *const set[] = {CMP_PLOT_FILE_NAMES, "results.csv", "results.json", NULL};
     cmp_stage stage;
     char path[PATH_MAX + 32];
     if (cmp_stage_open(&stage, dir) != 0)
@@ -1010,7 +1019,7 @@ static int write_set(const cmp_rows *rows, const char *dir, int results)
             return 1;
         }
     }
-    int plots = cmp_plot(rows, stage.path);
+    int plots = cmp_plot(rows, stage.path, timeout);
     if (cmp_interrupted()) {
         cmp_stage_discard(&stage);
         return -1;
@@ -1020,7 +1029,7 @@ static int write_set(const cmp_rows *rows, const char *dir, int results)
         cmp_stage_file(&stage, cmp_plot_files[i], path, sizeof path);
         unlink(path);
     }
-    if (cmp_stage_commit(&stage, results ? set : cmp_plot_files) != 0)
+    if (cmp_stage_commit(&stage, results ? cmp_result_files : cmp_plot_files) != 0)
         return 1;
     if (results)
         fprintf(stderr, "%s: results: %s/results.csv, %s/results.json\n", COMPARE_NAME, dir, dir);
@@ -1049,9 +1058,20 @@ static int stopped(int signo, const char *dir, int written)
         stderr, "%s: stopped by %s; %s %s\n", COMPARE_NAME, signo == SIGINT ? "SIGINT" : "SIGTERM",
         written ? "the results were written first in" : "nothing written, previous results kept in",
         dir);
+    cmp_folder_unlock();
     signal(signo, SIG_DFL);
     raise(signo);
     return 128 + signo;
+}
+
+/* Check the output folder DIR (OPTION names it) for the files NAMES, and
+ * lock it for this comparison (cmp_folder_unlock lets it go): -1 to go on,
+ * or the exit code after a line. */
+static int take_folder(const char *dir, const char *option, const char *const *names)
+{
+    if (cmp_folder_check(dir, option, names) >= 0)
+        return 2;
+    return cmp_folder_lock(dir, option) == 0 ? -1 : 1;
 }
 
 static int run(const options *opt, const char *argv0, cmp_rows *rows)
@@ -1074,15 +1094,19 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
             snprintf(dir, sizeof dir, "%s", opt->output);
         else
             folder_of(opt->from[0], dir, sizeof dir);
-        if (cmp_folder_check(dir, strcmp(opt->output, ".") != 0 ? "--output" : "--from") >= 0)
-            return 2;
+        code = take_folder(dir, strcmp(opt->output, ".") != 0 || opt->nfrom > 1 ? "--output"
+                                                                                 : "--from",
+                           cmp_plot_files);
+        if (code >= 0)
+            return code;
         code = 0;
         for (int i = 0; i < rows->count; i++)
             code |= rows->row[i].status == RUN_FAILED;
     } else {
         snprintf(dir, sizeof dir, "%s", opt->output);
-        if (cmp_folder_check(dir, "--output") >= 0)
-            return 2;
+        code = take_folder(dir, "--output", cmp_result_files);
+        if (code >= 0)
+            return code;
         code = compare(opt, argv0, rows);
         if (cmp_interrupted())
             return stopped(cmp_interrupted(), dir, 0);
@@ -1102,7 +1126,7 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
     if (rows->count == 0)
         return 1; /* compare() said why; the folder keeps what it had */
     code |= none_succeeded(rows);
-    int wrote = write_set(rows, dir, !opt->nfrom);
+    int wrote = write_set(rows, dir, !opt->nfrom, opt->timeout);
     if (cmp_interrupted())
         return stopped(cmp_interrupted(), dir, wrote >= 0);
     code |= wrote;
@@ -1123,6 +1147,7 @@ int main(int argc, char **argv)
         cmp_catch_signals();
         cmp_rows rows = {0};
         code = run(&opt, argv[0], &rows);
+        cmp_folder_unlock(); /* held to the end: the set is in place */
         cmp_rows_free(&rows);
     }
     options_free(&opt);

@@ -104,6 +104,7 @@ typedef struct cmp_output {
     int timed_out;
     int start_errno; /* why it could not be started, or 0 */
     double seconds;
+    long long oom_before; /* mgpu_oom_kills when it started */
 } cmp_output;
 
 /* Run ARGV (ARGV[0] a path, or a name looked up in PATH) in the folder DIR
@@ -115,6 +116,10 @@ typedef struct cmp_output {
 int cmp_spawn(char *const argv[], const char *dir, double timeout_s, cmp_output *output,
               char *error, size_t error_size);
 void cmp_output_free(cmp_output *output);
+/* How the child of OUTPUT ended, into TEXT, when it was not stopped for its
+ * time: "exit 3", or "killed by signal 11 (Segmentation fault)", or
+ * "killed by the kernel's out-of-memory killer (signal 9)". */
+void cmp_ended(const cmp_output *output, char *text, size_t size);
 /* The line of TEXT (a child's stderr) that says why it failed, into OUT:
  * the last one that starts with "NAME:" (mgpu_error's lines; NAME may be
  * NULL), else the last that has more than dashes and blanks; plain text
@@ -287,11 +292,16 @@ enum {
     CMP_PLOTS_NONE,   /* no run succeeded: nothing to plot */
     CMP_PLOTS_FAILED  /* asked-for plots could not be made (said on stderr) */
 };
-/* Write DIR/plots.gp and, with gnuplot (run in DIR), the scaling and
+/* How long gnuplot may take at most, whatever --timeout says: a plot takes
+ * a second or two. */
+#define CMP_PLOT_TIMEOUT_S 60
+/* Write DIR/plots.gp and, with gnuplot (run in DIR, stopped with what it
+ * started after TIMEOUT_S seconds or CMP_PLOT_TIMEOUT_S), the scaling and
  * exchange-mode plots (at the largest grid) and, across grid sizes, the
  * time per step and the efficiency, as PNG and SVG in DIR.  One of the
- * CMP_PLOTS_. */
-int cmp_plot(const cmp_rows *rows, const char *dir);
+ * CMP_PLOTS_; FAILED leaves no plot whole or not, and no plots.gp when it
+ * could not be written. */
+int cmp_plot(const cmp_rows *rows, const char *dir, long long timeout_s);
 
 /* ------------------------------------------------------ the output folder */
 
@@ -301,9 +311,22 @@ typedef struct cmp_stage {
     char path[PATH_MAX]; /* the staging folder in it; empty when there is none */
 } cmp_stage;
 
-/* Make DIR if need be and prove it a folder this program can write in,
- * before anything runs.  -1 to go on, or 2 after a line naming OPTION. */
-int cmp_folder_check(const char *dir, const char *option);
+/* Every file of a comparison's set, results.json last: when it is new, so
+ * is the rest.  NULL-ended. */
+extern const char *const cmp_result_files[];
+/* Make DIR if need be and prove it a folder this program can write in, and
+ * where no name of NAMES (NULL-ended) is a folder, before anything runs.
+ * -1 to go on, or 2 after a line naming OPTION. */
+int cmp_folder_check(const char *dir, const char *option, const char *const *names);
+/* The file in the output folder whose lock says a comparison writes there;
+ * it is there while the lock is held. */
+#define CMP_LOCK_NAME ".mgpu-compare.lock"
+/* Lock DIR for this comparison, until cmp_folder_unlock: 0 (also on a file
+ * system without locks, after a line that says so), or -1 after a line
+ * naming OPTION (another mgpu-compare holds it). */
+int cmp_folder_lock(const char *dir, const char *option);
+/* Let the folder go (nothing when none is held): its lock file goes too. */
+void cmp_folder_unlock(void);
 /* Make a staging folder in DIR.  0, or -1 after a message. */
 int cmp_stage_open(cmp_stage *stage, const char *dir);
 /* The path of the file NAME in the staging folder. */

@@ -18,6 +18,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -177,7 +178,10 @@ static void print_help(void)
            "bytes.  Bandwidths are in GB/s (10^9 bytes per second); each figure states\n"
            "what its bytes count.\n"
            "Every copy is checked against the pattern of its source; a wrong byte stops\n"
-           "the run with exit status 1.\n\n"
+           "the run with exit status 1.  Buffers (six a device, four of them in host\n"
+           "memory on GPUs) that need more host memory than the process may take (what\n"
+           "the machine has available, what its cgroup's limit leaves) are refused\n"
+           "before any is allocated, with exit status 1.\n\n"
            "Exit status: 0 success, 1 run-time failure or a wrong copy, 2 usage error.\n\n"
            "Environment:\n");
     bench_help_line("MGPU_P2P_CORRUPT=N", "flip a byte before the Nth check (a test of the "
@@ -423,6 +427,18 @@ static mgpu_status setup(p2p_ctx *ctx)
     ctx->buffer_bytes = largest(
         largest(opt->bytes, opt->sweep_max),
         largest(2 * opt->halo, opt->latency_bytes * (size_t) opt->latency_copies));
+    /* Each device has six buffers of that size (setup_device): two in its
+     * own memory, two pinned and two pageable in the host's.  What lands in
+     * host memory is checked before any is allocated: past it, the
+     * out-of-memory killer would end the run without a word. */
+    size_t in_host = ctx->cuda ? 4 : 6;
+    size_t need = ctx->buffer_bytes <= SIZE_MAX / in_host / (size_t) ctx->n
+                      ? ctx->buffer_bytes * in_host * (size_t) ctx->n
+                      : SIZE_MAX;
+    char what[160];
+    snprintf(what, sizeof what, "--bytes, --sizes: %d device%s x %zu buffers of %zu bytes", ctx->n,
+             ctx->n == 1 ? "" : "s", in_host, ctx->buffer_bytes);
+    MGPU_TRY(mgpu_host_memory_check(need, what));
     for (int d = 0; d < ctx->n; d++)
         MGPU_TRY(setup_device(ctx, d));
     for (int a = 0; a < ctx->n; a++) {

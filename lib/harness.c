@@ -11,6 +11,7 @@
 #include "config.h"
 #endif
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,84 @@ mgpu_stencil_desc mgpu_stencil_desc_of(const mgpu_options *opt, int nparts)
     };
 }
 
+/* The host memory the run will take in this process, into *NEED: PARTS of
+ * the grid's parts from FIRST on (this process's), whose buffers are host
+ * memory on the host backend, and, where the result is verified here
+ * (FIELD), the result field and beside it the reference, two fields (the
+ * CPU reference's; a device reference's one and its device's buffers).
+ * The parts and the reference are not held at once.  A lower bound: a
+ * program's own buffers (--cpu-control's field) come on top. */
+static mgpu_status memory_need(const harness *h, int first, int parts, bool field, size_t *need)
+{
+    const mgpu_options *opt = &h->opt;
+    mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, h->ndevices);
+    desc.first_part = first;
+    desc.local_parts = parts;
+    size_t device_bytes, host_bytes, cells, field_bytes;
+    MGPU_TRY(mgpu_stencil_bytes(&desc, &device_bytes, &host_bytes));
+    MGPU_TRY(mgpu_mul_size((size_t) opt->nx, (size_t) opt->ny, &cells));
+    MGPU_TRY(mgpu_mul_size(cells, sizeof(float), &field_bytes));
+    size_t run = host_bytes + (mgpu_backend_active() == MGPU_BACKEND_HOST ? device_bytes : 0);
+    size_t copies = field ? field_bytes : 0, reference = field ? 2 * field_bytes : 0;
+    *need = copies + (run > reference ? run : reference);
+    if (*need < run || field_bytes > SIZE_MAX / 4)
+        *need = SIZE_MAX; /* a sum past SIZE_MAX fits nowhere */
+    return MGPU_OK;
+}
+
+/* What a run of PARTS parts asks for, in a failure's line. */
+static void memory_what(const harness *h, int parts, char *what, size_t size)
+{
+    const mgpu_options *opt = &h->opt;
+    if (mgpu_backend_active() != MGPU_BACKEND_HOST)
+        snprintf(what, size,
+                 "--nx, --ny: the %lld x %lld grid's result and reference in host memory", opt->nx,
+                 opt->ny);
+    else if (parts < h->ndevices)
+        snprintf(what, size,
+                 "--nx, --ny, --devices: the %d parts on this machine of a %lld x %lld grid on %d "
+                 "host devices, and the result",
+                 parts, opt->nx, opt->ny, h->ndevices);
+    else
+        snprintf(what, size, "--nx, --ny, --devices: a %lld x %lld grid on %d host device%s",
+                 opt->nx, opt->ny, parts, parts == 1 ? "" : "s");
+}
+
+/* Whether the run's host memory (memory_need) fits in what this process
+ * may have (mgpu_host_memory_check), before anything is allocated. */
+static mgpu_status check_memory(const harness *h)
+{
+    size_t need;
+    char what[192];
+    MGPU_TRY(memory_need(h, 0, h->ndevices, h->opt.verify != MGPU_VERIFY_NONE, &need));
+    memory_what(h, h->ndevices, what, sizeof what);
+    return mgpu_host_memory_check(need, what);
+}
+
+/* check_memory in a group, collective: the processes that share a machine
+ * (G->node) share its memory, so what each needs is summed per machine
+ * and checked by each against its own room.  STATUS: this process's so
+ * far (a process that failed already adds nothing). */
+static mgpu_status check_group_memory(const harness *h, mgpu_status status)
+{
+    const mgpu_group *g = h->group;
+    double sums[2 * MGPU_MAX_DEVICES] = {0}; /* bytes, then processes, per machine */
+    size_t need = 0;
+    int slot = g->node % MGPU_MAX_DEVICES;
+    if (status == MGPU_OK)
+        status = memory_need(h, g->rank, 1, g->rank == 0 && h->opt.verify != MGPU_VERIFY_NONE,
+                             &need);
+    sums[slot] = (double) need;
+    sums[MGPU_MAX_DEVICES + slot] = 1;
+    g->combine(g->ctx, MGPU_GROUP_SUM, sums, 2 * MGPU_MAX_DEVICES);
+    if (status != MGPU_OK)
+        return status;
+    char what[192];
+    memory_what(h, (int) sums[MGPU_MAX_DEVICES + slot], what, sizeof what);
+    return mgpu_host_memory_check(sums[slot] >= (double) SIZE_MAX ? SIZE_MAX : (size_t) sums[slot],
+                                  what);
+}
+
 /* The command line.  In a group process 0 reads it first and alone prints
  * a usage error, --help or --version; the others read it only when process
  * 0 goes on (every process has the same command line): one message, not
@@ -172,6 +251,7 @@ static int start_group(harness *h)
     mgpu_status status = g->prepare(g->ctx, &h->opt);
     if (status == MGPU_OK)
         status = mgpu_halo_check(h->opt.halo, h->opt.ny, g->ranks);
+    status = check_group_memory(h, status);
     if (status == MGPU_OK)
         status = mgpu_fault_validate(g->ranks, h->opt.steps);
     double first = status == MGPU_OK ? g->ranks : g->rank;
@@ -211,6 +291,8 @@ static int start(harness *h)
         status = resolve_devices(opt, &h->ndevices);
     if (status == MGPU_OK)
         status = mgpu_fault_validate(h->ndevices, opt->steps);
+    if (status == MGPU_OK)
+        status = check_memory(h);
     /* Known only now that the backend is: NCCL moves device memory. */
     if (status == MGPU_OK && opt->exchange == MGPU_EXCHANGE_NCCL)
         status = mgpu_nccl_check();

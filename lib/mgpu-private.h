@@ -116,6 +116,10 @@ mgpu_status mgpu_check_device(int device);
 /* Physical memory of this machine in bytes (0 when unknown): the capacity
  * of a host-backend device (host-memory.c). */
 size_t mgpu_host_memory_bytes(void);
+/* The bytes of host memory this process may still take: the least of what
+ * the machine has available and what its memory cgroups leave under their
+ * limits; SIZE_MAX when nothing says.  WHY gets which of them it is. */
+size_t mgpu_host_memory_room(char *why, size_t why_size);
 /* The host's last-level cache in bytes, as the kernel (sysfs) or the C
  * library tells it; 0 when unknown. */
 size_t mgpu_host_cache_bytes(void);

@@ -457,6 +457,13 @@ long long mgpu_exchanges_per_run(mgpu_kernel kernel, int devices, long long step
  * its stream and what the exchange needs; enable peer access where the
  * mode uses it.  A mode the devices cannot do is MGPU_ERR_USAGE. */
 mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc *desc);
+/* What mgpu_stencil_create would allocate for DESC's local parts, without
+ * allocating: *DEVICE_BYTES of device memory (the parts' buffers; host
+ * memory on the host backend) and *HOST_BYTES of host memory (the edge rows
+ * of the staged and mapped modes, when DESC names one).  Usage errors as
+ * mgpu_stencil_create's for the decomposition. */
+mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_bytes,
+                               size_t *host_bytes);
 void mgpu_stencil_destroy(mgpu_stencil *stencil);
 
 mgpu_exchange mgpu_stencil_exchange_mode(const mgpu_stencil *stencil);

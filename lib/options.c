@@ -589,6 +589,10 @@ static void print_usage(const mgpu_program *program, FILE *out)
     }
     fprintf(out, "\nBandwidths count 8 bytes per interior cell per step "
                  "(one read and one write).\n");
+    fprintf(out, "A run whose buffers (the devices' on the host backend, the result and\n"
+                 "its reference) need more host memory than the process may take (what\n"
+                 "the machine has available, what its cgroup's limit leaves) is refused\n"
+                 "before anything is allocated, with exit status 1.\n");
     fprintf(out, "Exit status: 0 success, 1 run-time failure or failed verification,\n"
                  "2 usage error.\n");
     /* Last: help2man makes the rest of --help its ENVIRONMENT section. */

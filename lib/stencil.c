@@ -17,6 +17,7 @@
 #endif
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,12 +48,53 @@ static void find_neighbours(mgpu_stencil *st, int p)
     pt->below = p < n - 1 ? p + 1 : (periodic ? 0 : -1);
 }
 
+/* The bytes of each of a part's two buffers: ROWS rows of PITCH floats and
+ * HALO halo rows a side. */
+static mgpu_status part_buffer_bytes(size_t pitch, long long rows, int halo, size_t *bytes)
+{
+    size_t cells;
+    MGPU_TRY(mgpu_mul_size(pitch, (size_t) (rows + 2 * (long long) halo), &cells));
+    return mgpu_mul_size(cells, sizeof(float), bytes);
+}
+
+/* The host bytes of a part's edge rows for the staged and mapped modes. */
+static size_t part_edge_bytes(size_t pitch, int halo)
+{
+    return 2 * (size_t) halo * pitch * sizeof(float);
+}
+
+mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_bytes,
+                               size_t *host_bytes)
+{
+    *device_bytes = *host_bytes = 0;
+    mgpu_slab slabs[MGPU_MAX_DEVICES];
+    if (desc->nparts < 1 || desc->nparts > MGPU_MAX_DEVICES)
+        return mgpu_fail(MGPU_ERR_USAGE, "--devices: %d is out of range 1..%d", desc->nparts,
+                         MGPU_MAX_DEVICES);
+    MGPU_TRY(mgpu_decompose(desc->ny, desc->nparts, slabs));
+    int halo = desc->halo > 0 ? desc->halo : 1;
+    int first = desc->local_parts ? desc->first_part : 0;
+    int count = desc->local_parts ? desc->local_parts : desc->nparts;
+    size_t pitch = pitch_of(desc->nx);
+    bool edges = desc->exchange == MGPU_EXCHANGE_STAGED || desc->exchange == MGPU_EXCHANGE_MAPPED;
+    for (int p = first; p < first + count && p < desc->nparts; p++) {
+        size_t bytes;
+        MGPU_TRY(part_buffer_bytes(pitch, slabs[p].row_end - slabs[p].row_begin, halo, &bytes));
+        if (bytes > (SIZE_MAX - *device_bytes) / 2)
+            return mgpu_fail(MGPU_ERR_USAGE, "the grid's buffers: more than %zu bytes",
+                             (size_t) SIZE_MAX);
+        *device_bytes += 2 * bytes;
+        if (edges)
+            *host_bytes += 2 * part_edge_bytes(pitch, halo);
+    }
+    return MGPU_OK;
+}
+
 static mgpu_status part_alloc(mgpu_stencil *st, part *pt)
 {
     int dev = pt->slab.device;
-    size_t cells, bytes;
-    MGPU_TRY(mgpu_mul_size(pt->pitch, (size_t) (pt->rows + 2 * st->halo), &cells));
-    MGPU_TRY(mgpu_mul_size(cells, sizeof(float), &bytes));
+    size_t bytes;
+    MGPU_TRY(part_buffer_bytes(pt->pitch, pt->rows, st->halo, &bytes));
     for (int b = 0; b < 2; b++) {
         void *p;
         MGPU_TRY(mgpu_malloc(dev, bytes, &p));
@@ -67,8 +109,7 @@ static mgpu_status part_alloc(mgpu_stencil *st, part *pt)
         unsigned flags = st->mode == MGPU_EXCHANGE_MAPPED ? MGPU_HOST_MAPPED : MGPU_HOST_PINNED;
         for (int b = 0; b < 2; b++) {
             void *host, *devp;
-            MGPU_TRY(
-                mgpu_host_alloc(2 * (size_t) st->halo * pt->pitch * sizeof(float), flags, &host));
+            MGPU_TRY(mgpu_host_alloc(part_edge_bytes(pt->pitch, st->halo), flags, &host));
             pt->edges[b] = host;
             if (st->mode == MGPU_EXCHANGE_MAPPED) {
                 MGPU_TRY(mgpu_host_device_pointer(host, &devp));

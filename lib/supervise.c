@@ -31,6 +31,7 @@ struct mgpu_workers {
     pid_t pid[MGPU_MAX_DEVICES]; /* 0 once reaped */
     char why[200];               /* the first bad end: a fork that failed, a
                                     worker that died or exited unreported */
+    long long oom_kills;         /* mgpu_oom_kills before the forks */
     sigset_t watched, old_mask;  /* the signals blocked while they run, and
                                     the mask before, which the workers get */
     struct sigaction old_chld;
@@ -43,16 +44,32 @@ static void signal_all(const mgpu_workers *w, int sig)
             kill(w->pid[p], sig);
 }
 
-/* Say in WHY how worker P (PID) ended, if it ended badly: R and STATUS are
- * what waitpid gave.  A worker that fails reports why itself, and exits 1. */
-static void describe_end(char *why, size_t size, int p, pid_t pid, pid_t r, int status)
+void mgpu_killed_text(int signo, long long oom_before, char *text, size_t size)
 {
-    if (r < 0)
+    /* SIGKILL is what the out-of-memory killer sends; its count going up
+     * while the child ran says it was that, not a user's kill -9 (another
+     * process killed at the same moment would look the same: rare). */
+    long long oom_after = signo == SIGKILL && oom_before >= 0 ? mgpu_oom_kills() : -1;
+    if (oom_after > oom_before)
+        snprintf(text, size, "killed by the kernel's out-of-memory killer (signal %d)", signo);
+    else
+        snprintf(text, size, "killed by signal %d (%s)", signo, strsignal(signo));
+}
+
+/* Say in W's why how worker P (PID) ended, if it ended badly: R and STATUS
+ * are what waitpid gave.  A worker that fails reports why itself, and
+ * exits 1. */
+static void describe_end(mgpu_workers *w, int p, pid_t pid, pid_t r, int status)
+{
+    char *why = w->why;
+    size_t size = sizeof w->why;
+    if (r < 0) {
         snprintf(why, size, "worker %d (pid %ld): waitpid: %s", p, (long) pid, strerror(errno));
-    else if (WIFSIGNALED(status))
-        snprintf(why, size, "worker %d (pid %ld) was killed by signal %d (%s)", p, (long) pid,
-                 WTERMSIG(status), strsignal(WTERMSIG(status)));
-    else if (WEXITSTATUS(status) != 0)
+    } else if (WIFSIGNALED(status)) {
+        char killed[96];
+        mgpu_killed_text(WTERMSIG(status), w->oom_kills, killed, sizeof killed);
+        snprintf(why, size, "worker %d (pid %ld) was %s", p, (long) pid, killed);
+    } else if (WEXITSTATUS(status) != 0)
         snprintf(why, size, "worker %d (pid %ld) exited with status %d", p, (long) pid,
                  WEXITSTATUS(status));
 }
@@ -68,7 +85,7 @@ static void reap(mgpu_workers *w)
         if (r == 0 || (r < 0 && errno == EINTR))
             continue;
         if (!w->why[0])
-            describe_end(w->why, sizeof w->why, p, w->pid[p], r, status);
+            describe_end(w, p, w->pid[p], r, status);
         w->pid[p] = 0;
         w->running--;
     }
@@ -126,6 +143,7 @@ mgpu_status mgpu_workers_create(mgpu_workers **workers, int n)
     if (!w)
         return mgpu_fail(MGPU_ERR_NOMEM, "worker processes: out of host memory");
     w->parent = getpid();
+    w->oom_kills = mgpu_oom_kills();
     /* SIGCHLD must not be ignored, or the children's exit statuses are lost. */
     struct sigaction chld = {.sa_handler = SIG_DFL};
     sigemptyset(&chld.sa_mask);

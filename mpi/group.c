@@ -59,6 +59,7 @@ void ranks_find_place(void)
     snprintf(job.where, sizeof job.where, "rank %d on %s", job.rank, job.host);
     ranks_group.rank = job.rank;
     ranks_group.ranks = job.ranks;
+    ranks_group.node = lowest;
 }
 
 /* Which ranks share a node, into TEXT (SIZE bytes): each node's ranks, as

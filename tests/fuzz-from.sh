@@ -1,8 +1,11 @@
 #!/bin/sh
 # fuzz-from.sh - mgpu-compare --from's reader under libFuzzer (fuzz-from.c),
 # bounded: FUZZ_SECONDS (default 10) of random and mutated inputs, started
-# from the results.json files in doc/.  Skips (77) where configure found no
-# compiler that builds libFuzzer targets (clang -fsanitize=fuzzer).
+# from the results.json files in doc/; one input in four is also given to
+# the reader as a file, regular or of a kind no results.json is (a FIFO, a
+# link to one, a folder, a file past the size limit), which must be
+# refused at once.  Skips (77) where configure found no compiler that
+# builds libFuzzer targets (clang -fsanitize=fuzzer).
 . "$top_srcdir/tests/lib.sh"
 fuzzer="$top_builddir/tests/fuzz-from"
 if [ ! -x "$fuzzer" ]; then

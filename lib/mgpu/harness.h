@@ -275,6 +275,22 @@ void mgpu_record_set_binding(mgpu_record *record, const mgpu_binding *binding);
  * max_error and tolerance.  MGPU_ERR_VERIFY when it differs. */
 mgpu_status mgpu_verify_field(const float *field, const mgpu_options *opt, mgpu_record *record);
 
+/* -------------------------------------------- host memory (host-memory.c) */
+
+/* MGPU_OK when BYTES of host memory fit in what this process may still take
+ * (what the machine has available, and what its cgroups' limits leave);
+ * else MGPU_ERR_NOMEM with one line: WHAT (the options that ask for it),
+ * how much it needs, how much there is and which limit says so.  A run
+ * calls it before it allocates: past that room, Linux's out-of-memory
+ * killer ends a program with SIGKILL and no word.  The harness checks
+ * every stencil program's run (the devices' buffers, the result field and
+ * its reference); a program with buffers of its own checks them. */
+mgpu_status mgpu_host_memory_check(size_t bytes, const char *what);
+/* How many processes the kernel's out-of-memory killer has killed since
+ * the machine started (/proc/vmstat oom_kill), or -1 when unknown: a
+ * parent compares it before and after a child that died of SIGKILL. */
+long long mgpu_oom_kills(void);
+
 /* ------------------------------------------------------ program harness */
 
 /* What the harness asks of a strategy: run opt->steps steps of the grid on

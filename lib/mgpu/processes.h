@@ -42,6 +42,12 @@ extern "C" {
  * context before: a child does not inherit it, and the CUDA runtime is not
  * fork-safe. */
 typedef struct mgpu_workers mgpu_workers;
+/* How a child process that signal SIGNO ended was killed, into TEXT:
+ * "killed by signal 9 (Killed)", or, when it was SIGKILL and the kernel's
+ * out-of-memory killer killed a process since OOM_BEFORE (mgpu_oom_kills
+ * before the child started; -1: not known), "killed by the kernel's
+ * out-of-memory killer (signal 9)". */
+void mgpu_killed_text(int signo, long long oom_before, char *text, size_t size);
 /* Before the forks of N workers: block SIGINT, SIGTERM and SIGCHLD in the
  * parent until mgpu_workers_wait takes them, and flush stdio so that no
  * child writes the parent's buffered output again. */
@@ -203,6 +209,8 @@ typedef enum mgpu_group_op { MGPU_GROUP_MIN, MGPU_GROUP_MAX, MGPU_GROUP_SUM } mg
 
 typedef struct mgpu_group {
     int rank, ranks;   /* this process, of RANKS; part RANK of the grid */
+    int node;          /* the lowest rank of the processes that share this
+                          one's machine (its memory); RANK where unknown */
     const char *where; /* how this process names itself in a failure of its
                           own, not of the command line: "rank 1 on node7" */
     /* The device whose copy ceiling this process measures, one term of the
