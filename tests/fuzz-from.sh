@@ -5,6 +5,10 @@
 # compiler that builds libFuzzer targets (clang -fsanitize=fuzzer).
 . "$top_srcdir/tests/lib.sh"
 fuzzer="$top_builddir/tests/fuzz-from"
+if [ ! -x "$top_builddir/bench/mgpu-compare" ]; then
+    echo "SKIP: mgpu-compare is not built (configure found no jansson)"
+    exit 77
+fi
 if [ ! -x "$fuzzer" ]; then
     echo "SKIP: no libFuzzer: configure found no C compiler that links -fsanitize=fuzzer" \
         "(install clang and libclang-rt-dev, see tools/install-deps)"
