@@ -243,9 +243,58 @@ static int write_failed(const char *path, const char *why)
     return -1;
 }
 
-/* results.csv: a header, then a line per run, the row's fields only: the
- * programs' own fields differ from program to program (results.json has
- * them). */
+/* The I-th of the record's fields that say where a run came from (the
+ * machine's, then the build's: doc/record.md), or NULL past the last. */
+static const char *provenance_key(int i)
+{
+    int machine = 0;
+    while (mgpu_record_machine_fields[machine])
+        machine++;
+    if (i < machine)
+        return mgpu_record_machine_fields[i];
+    for (const mgpu_build_field *b = mgpu_build; b->key; b++, i--) {
+        if (i == machine)
+            return b->key;
+    }
+    return NULL;
+}
+
+/* A field of a run's record as a CSV cell: a text as it is, a number, true
+ * or false, gpu_list as its JSON text; empty when null or absent (a run
+ * that printed no record).  -1 when out of memory. */
+static int print_csv_json(const json_t *value, FILE *out)
+{
+    char *text;
+    switch (value ? json_typeof(value) : JSON_NULL) {
+    case JSON_STRING:
+        mgpu_csv_text(json_string_value(value), out);
+        break;
+    case JSON_INTEGER:
+        fprintf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(value));
+        break;
+    case JSON_REAL:
+        fprintf(out, "%.10g", json_real_value(value));
+        break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        fputs(json_is_true(value) ? "true" : "false", out);
+        break;
+    case JSON_ARRAY:
+    case JSON_OBJECT:
+        if (!(text = json_dumps(value, JSON_REAL_PRECISION(10))))
+            return -1;
+        mgpu_csv_text(text, out);
+        free(text);
+        break;
+    case JSON_NULL:
+        break;
+    }
+    return 0;
+}
+
+/* results.csv: a header, then a line per run, the row's fields and where
+ * the run came from (its record's machine and build): the programs' own
+ * fields differ from program to program (results.json has them). */
 int cmp_write_csv(const cmp_rows *rows, const char *path)
 {
     FILE *out = fopen(path, "w");
@@ -257,7 +306,10 @@ int cmp_write_csv(const cmp_rows *rows, const char *path)
     int n = row_fields(&empty, f);
     for (int i = 0; i < n; i++)
         fprintf(out, "%s%s", i ? "," : "", f[i].key);
+    for (int i = 0; provenance_key(i); i++)
+        fprintf(out, ",%s", provenance_key(i));
     fputc('\n', out);
+    int lost = 0;
     for (int r = 0; r < rows->count; r++) {
         n = row_fields(&rows->row[r], f);
         for (int i = 0; i < n; i++) {
@@ -265,7 +317,16 @@ int cmp_write_csv(const cmp_rows *rows, const char *path)
                 fputc(',', out);
             print_csv_value(&f[i], out);
         }
+        const json_t *record = rows->row[r].record;
+        for (int i = 0; provenance_key(i); i++) {
+            fputc(',', out);
+            lost |= print_csv_json(record ? json_object_get(record, provenance_key(i)) : NULL, out);
+        }
         fputc('\n', out);
+    }
+    if (lost) {
+        fclose(out);
+        return write_failed(path, "out of memory");
     }
     if (ferror(out) | (fclose(out) != 0))
         return write_failed(path, strerror(errno));
@@ -335,22 +396,28 @@ static json_t *from_runs(const cmp_rows *rows, const char *key)
     return found ? json_deep_copy(found) : json_null();
 }
 
-/* Where, when and with what this comparison ran (doc/record.md). */
+/* TEXT as a JSON string, or null when empty. */
+static json_t *text_or_null(const char *text) { return text[0] ? json_string(text) : json_null(); }
+
+/* Where, when and with what this comparison ran (doc/record.md): the GPUs
+ * and drivers as its runs saw them, this program's host, time and build. */
 static json_t *metadata_json(const cmp_rows *rows)
 {
-    char host[256] = "", stamp[32] = "";
-    time_t now = time(NULL);
-    struct tm utc;
-    if (gethostname(host, sizeof host) != 0)
-        host[0] = '\0';
-    host[sizeof host - 1] = '\0';
-    if (gmtime_r(&now, &utc))
-        strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return json_pack("{s:o, s:o, s:o, s:s, s:o, s:o}", "gpus", from_runs(rows, "gpus"),
-                     "cuda_runtime", from_runs(rows, "cuda_runtime"), "cuda_driver",
-                     from_runs(rows, "cuda_driver"), "mgpu_version", MGPU_VERSION, "hostname",
-                     host[0] ? json_string(host) : json_null(), "timestamp",
-                     stamp[0] ? json_string(stamp) : json_null());
+    static mgpu_machine m; /* mgpu-compare's own: the host and the time */
+    mgpu_machine_find(MGPU_BACKEND_HOST, 0, (long long) time(NULL), &m);
+    json_t *metadata = json_pack(
+        "{s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o}", "gpus", from_runs(rows, "gpus"), "cuda_runtime",
+        from_runs(rows, "cuda_runtime"), "cuda_driver", from_runs(rows, "cuda_driver"),
+        "mgpu_version", MGPU_VERSION, "hostname", text_or_null(m.hostname), "timestamp",
+        text_or_null(m.timestamp), "gpu_list", from_runs(rows, "gpu_list"), "nvidia_driver",
+        from_runs(rows, "nvidia_driver"));
+    for (const mgpu_build_field *b = mgpu_build; metadata && b->key; b++) {
+        if (json_object_set_new(metadata, b->key, json_string(b->text)) != 0) {
+            json_decref(metadata);
+            metadata = NULL;
+        }
+    }
+    return metadata;
 }
 
 /* results.json: {"schema": 1, "metadata": {...}, "runs": [{...}, ...]}. */

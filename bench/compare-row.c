@@ -120,29 +120,81 @@ static int has_control(const char *text)
     return 0;
 }
 
-/* The object is flat, of a sane size, its keys names and its texts plain:
- * fields a row has no place for are kept and written again, so they are
- * held to the same rules as those it has. */
-static int flat_object(reader *rd)
+/* O's keys are names and its values scalars but for the field NESTED (or
+ * NULL), its texts plain; WHAT names O in a message. */
+static int scalars(reader *rd, const json_t *o, const char *nested, const char *what)
 {
     const char *key;
     json_t *value;
+    json_object_foreach((json_t *) o, key, value) {
+        if (nested && strcmp(key, nested) == 0)
+            continue;
+        if (strlen(key) > CMP_JSON_KEY)
+            return bad(rd, "%sa key longer than %d bytes", what, CMP_JSON_KEY);
+        if (!cmp_is_name(key))
+            return bad(rd,
+                       "%sa key that is not a name (letters, digits, and . _ + - after the "
+                       "first)",
+                       what);
+        if (json_is_object(value) || json_is_array(value))
+            return bad(rd, "%s\"%s\": nested value in a flat object", what, key);
+        if (json_is_string(value) && has_control(json_string_value(value)))
+            return bad(rd, "%s\"%s\": a control character", what, key);
+    }
+    return 0;
+}
+
+/* "gpu_list" (doc/record.md), the one nested field: an array of at most
+ * MGPU_MAX_DEVICES GPUs, each an object of scalars with its device number,
+ * name, and UUID and PCI bus id (text or null); or null (results.json's
+ * metadata where no run printed one).  Only results.json and results.csv
+ * write it again, as JSON. */
+static int gpu_list_of(reader *rd, const json_t *list)
+{
+    size_t index;
+    json_t *gpu;
+    if (json_is_null(list))
+        return 0;
+    if (!json_is_array(list))
+        return bad(rd, "\"gpu_list\": neither an array nor null");
+    if (json_array_size(list) > MGPU_MAX_DEVICES)
+        return bad(rd, "\"gpu_list\": more than %d GPUs", MGPU_MAX_DEVICES);
+    json_array_foreach(list, index, gpu) {
+        char what[48];
+        snprintf(what, sizeof what, "\"gpu_list\" %zu: ", index + 1);
+        if (!json_is_object(gpu) || json_object_size(gpu) > 16)
+            return bad(rd, "%snot an object of at most 16 fields", what);
+        if (scalars(rd, gpu, NULL, what) != 0)
+            return -1;
+        const json_t *device = json_object_get(gpu, "device");
+        if (!json_is_integer(device) || json_integer_value(device) < 0 ||
+            json_integer_value(device) >= MGPU_MAX_DEVICES)
+            return bad(rd, "%s\"device\": not an integer from 0 to %d", what, MGPU_MAX_DEVICES - 1);
+        if (!json_is_string(json_object_get(gpu, "name")))
+            return bad(rd, "%s\"name\": not a string", what);
+        static const char *const ids[] = {"uuid", "pci_bus_id"};
+        for (int i = 0; i < 2; i++) {
+            const json_t *id = json_object_get(gpu, ids[i]);
+            if (!json_is_string(id) && !json_is_null(id))
+                return bad(rd, "%s\"%s\": neither a string nor null", what, ids[i]);
+        }
+    }
+    return 0;
+}
+
+/* The object is flat but for its gpu_list, of a sane size, its keys names
+ * and its texts plain: fields a row has no place for are kept and written
+ * again, so they are held to the same rules as those it has. */
+static int flat_object(reader *rd)
+{
     if (!json_is_object(rd->o))
         return bad(rd, "not an object");
     if (json_object_size(rd->o) > CMP_JSON_FIELDS)
         return bad(rd, "more than %d fields", CMP_JSON_FIELDS);
-    json_object_foreach((json_t *) rd->o, key, value) {
-        if (strlen(key) > CMP_JSON_KEY)
-            return bad(rd, "a key longer than %d bytes", CMP_JSON_KEY);
-        if (!cmp_is_name(key))
-            return bad(rd, "a key that is not a name (letters, digits, and . _ + - after the "
-                           "first)");
-        if (json_is_object(value) || json_is_array(value))
-            return bad(rd, "\"%s\": nested value in a flat object", key);
-        if (json_is_string(value) && has_control(json_string_value(value)))
-            return bad(rd, "\"%s\": a control character", key);
-    }
-    return 0;
+    const json_t *gpus = json_object_get(rd->o, "gpu_list");
+    if (gpus && gpu_list_of(rd, gpus) != 0)
+        return -1;
+    return scalars(rd, rd->o, "gpu_list", "");
 }
 
 /* How a text field may look. */

@@ -43,6 +43,15 @@ mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info)
         info->pci_domain = prop.pciDomainID;
         info->pci_bus = prop.pciBusID;
         info->pci_device = prop.pciDeviceID;
+        /* The UUID's 16 bytes grouped 4-2-2-2-6, as nvidia-smi -L shows them. */
+        const unsigned char *u = (const unsigned char *) prop.uuid.bytes;
+        snprintf(info->uuid, sizeof info->uuid,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                 u[14], u[15]);
+        snprintf(info->pci_bus_id, sizeof info->pci_bus_id, "%04x:%02x:%02x.0",
+                 (unsigned) prop.pciDomainID, (unsigned) prop.pciBusID,
+                 (unsigned) prop.pciDeviceID);
         MGPU_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device), device);
         MGPU_CUDA(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device),
                   device);

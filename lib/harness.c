@@ -307,6 +307,21 @@ static void gather_binding(const mgpu_group *g, mgpu_binding *binding)
     g->gather(g->ctx, mine, sizeof mine, binding->cpus);
 }
 
+/* The record's GPUs, in a group: each process's own device, gathered on
+ * process 0, since a process may see no GPU but its own (one GPU a rank,
+ * CUDA_VISIBLE_DEVICES set per rank by the launcher). */
+static void gather_gpus(const mgpu_group *g, mgpu_record *record)
+{
+    static mgpu_gpu_id gpus[MGPU_MAX_DEVICES];
+    mgpu_gpu_id mine;
+    int device = -1;
+    if (mgpu_device_get(&device) != MGPU_OK)
+        device = -1; /* named "unknown" */
+    mgpu_gpu_identify(device, &mine);
+    g->gather(g->ctx, &mine, sizeof mine, gpus);
+    mgpu_record_set_gpus(record, gpus, g->ranks);
+}
+
 /* A group's copy ceiling: each device's, measured by one of the processes
  * that drive it, summed.  A device not measured (its grid fits in its
  * cache) leaves the sum without its term: then there is no ceiling. */
@@ -390,6 +405,8 @@ static mgpu_status measure(harness *h, mgpu_record *record, mgpu_progress *progr
             gather_binding(g, &binding);
         mgpu_record_set_binding(record, &binding);
     }
+    if (status == MGPU_OK && g)
+        gather_gpus(g, record);
 
     /* The exchanges alone, the same steps with the kernels left out, say
      * what share of the time the exchange costs. */

@@ -107,6 +107,10 @@ mgpu_status mgpu_init_nocuda(mgpu_backend want, int host_devices);
  * (mgpu_last_error is left alone: the caller falls back). */
 mgpu_status mgpu_nvml_link(const mgpu_device_info *a, const mgpu_device_info *b,
                            mgpu_link_info *info);
+/* The driver's version as NVML tells it ("550.54.15"), into TEXT (SIZE
+ * bytes): MGPU_OK, else MGPU_ERR_UNSUPPORTED where NVML cannot be loaded or
+ * does not tell (mgpu_last_error is left alone, TEXT untouched). */
+mgpu_status mgpu_nvml_driver_version(char *text, size_t size);
 
 /* Number of devices the active backend offers. */
 int mgpu_devices_available(void);

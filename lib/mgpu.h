@@ -151,6 +151,11 @@ typedef struct mgpu_device_info {
     double peak_gbps;   /* memory clock x bus width, 0 when unknown */
     size_t cache_bytes; /* the last cache before its memory: a GPU's L2, the
                            host's last-level cache; 0 when unknown */
+    /* Which GPU it is, as nvidia-smi -L names it ("GPU-" and the UUID, in
+     * lower-case hex) and its PCI address as lspci -D and sysfs write it
+     * ("0000:1b:00.0"); empty on the host backend. */
+    char uuid[48];
+    char pci_bus_id[24];
 } mgpu_device_info;
 
 mgpu_status mgpu_device_count(int *count);

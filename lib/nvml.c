@@ -1,5 +1,5 @@
-/* nvml.c - how two GPUs are linked, asked of NVML, the driver's management
- * library.  NVML is loaded at run time (dlopen of libnvidia-ml.so.1 and
+/* nvml.c - how two GPUs are linked, and which driver runs them (the record's
+ * nvidia_driver), asked of NVML, the driver's management library.  NVML is loaded at run time (dlopen of libnvidia-ml.so.1 and
  * the few functions used), never linked, so that every binary still starts
  * where there is no driver; where it cannot be loaded, the link is guessed
  * from the CUDA runtime's native-atomics attribute, and the answer says so. */
@@ -55,6 +55,7 @@ static struct {
     nvml_return (*remote_pci)(nvml_device device, unsigned int link, nvml_pci *pci);
     nvml_return (*remote_type)(nvml_device device, unsigned int link, int *type); /* or NULL */
     nvml_return (*ancestor)(nvml_device a, nvml_device b, int *level);
+    nvml_return (*driver_version)(char *text, unsigned int size); /* or NULL */
     char why[160]; /* why NVML cannot be used; empty when it can */
 } nvml;
 static pthread_once_t nvml_once = PTHREAD_ONCE_INIT;
@@ -96,6 +97,8 @@ static void nvml_load(void)
      * only where they reach the other GPU itself. */
     nvml.remote_type = (nvml_return(*)(nvml_device, unsigned int, int *)) dlsym(
         library, "nvmlDeviceGetNvLinkRemoteDeviceType");
+    nvml.driver_version = (nvml_return(*)(char *, unsigned int)) dlsym(
+        library, "nvmlSystemGetDriverVersion");
     nvml_return rc = nvml.init();
     if (rc != 0)
         snprintf(nvml.why, sizeof nvml.why, "nvmlInit_v2: %s", nvml.error_string(rc));
@@ -192,7 +195,27 @@ mgpu_status mgpu_nvml_link(const mgpu_device_info *a, const mgpu_device_info *b,
     return MGPU_OK;
 }
 
+mgpu_status mgpu_nvml_driver_version(char *text, size_t size)
+{
+    /* NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE is 80. */
+    char version[96] = "";
+    pthread_once(&nvml_once, nvml_load);
+    if (nvml.why[0] || !nvml.driver_version ||
+        nvml.driver_version(version, (unsigned int) sizeof version) != 0 || !version[0])
+        return MGPU_ERR_UNSUPPORTED;
+    version[sizeof version - 1] = '\0';
+    snprintf(text, size, "%s", version);
+    return MGPU_OK;
+}
+
 #else /* !MGPU_HAVE_NVML */
+
+mgpu_status mgpu_nvml_driver_version(char *text, size_t size)
+{
+    (void) text;
+    (void) size;
+    return MGPU_ERR_UNSUPPORTED;
+}
 
 mgpu_status mgpu_nvml_link(const mgpu_device_info *a, const mgpu_device_info *b,
                            mgpu_link_info *info)

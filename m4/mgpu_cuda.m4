@@ -1,7 +1,8 @@
 # mgpu_cuda.m4 - MGPU_CHECK_CUDA: the CUDA toolkit and the architectures to
 # build for.  Optional: without nvcc (or --without-cuda) only the host
 # backend is built; --with-cuda makes a missing toolkit an error.  Sets
-# have_cuda, cuda_dir, cuda_archs and cuda_arch_native for the summary.
+# have_cuda, cuda_dir, cuda_version (12.8), cuda_archs and cuda_arch_native
+# for the summary.
 AC_DEFUN([MGPU_CHECK_CUDA], [
 AC_ARG_WITH([cuda],
   [AS_HELP_STRING([--with-cuda@<:@=DIR@:>@],
@@ -18,6 +19,7 @@ AC_ARG_VAR([NVCCFLAGS], [flags for the CUDA compiler])
 
 have_cuda=no
 cuda_dir=
+cuda_version=
 AS_IF([test "x$with_cuda" != xno], [
   AS_IF([test "x$with_cuda" != xyes && test "x$with_cuda" != xcheck],
         [cuda_dir=$with_cuda])
@@ -46,6 +48,14 @@ AS_IF([test "x$with_cuda" != xno], [
       AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <cuda_runtime_api.h>]],
                                       [[int n; return (int) cudaGetDeviceCount(&n);]])],
                      [AC_MSG_RESULT([yes]); have_cuda=yes], [AC_MSG_RESULT([no])])
+    ])
+    # The toolkit's version, for the summary and the record (build_cuda):
+    # CUDART_VERSION is 1000 major + 10 minor.
+    AS_IF([test "x$have_cuda" = xyes], [
+      AC_COMPUTE_INT([cuda_runtime_code], [CUDART_VERSION], [[#include <cuda_runtime_api.h>]],
+                     [cuda_runtime_code=])
+      AS_IF([test -n "$cuda_runtime_code"],
+            [cuda_version="`expr $cuda_runtime_code / 1000`.`expr $cuda_runtime_code % 1000 / 10`"])
     ])
     CPPFLAGS=$mgpu_save_CPPFLAGS
     LDFLAGS=$mgpu_save_LDFLAGS

@@ -1,12 +1,14 @@
 # mgpu_mpi.m4 - MGPU_CHECK_MPI: an MPI for mgpu-mpi, found through its C
 # compiler wrapper.  Optional: without one mgpu-mpi is not built; --with-mpi
-# makes a missing one an error.  Sets have_mpi, MPICC and MPIRUN.
+# makes a missing one an error.  Sets have_mpi, MPICC, MPIRUN and
+# mpi_version.
 AC_DEFUN([MGPU_CHECK_MPI], [
 AC_ARG_WITH([mpi],
   [AS_HELP_STRING([--with-mpi], [build mgpu-mpi with an MPI C compiler (default: when found)])],
   [], [with_mpi=check])
 AC_ARG_VAR([MPICC], [MPI C compiler wrapper])
 have_mpi=no
+mpi_version=
 AS_IF([test "x$with_mpi" != xno], [
   AC_PATH_PROGS([MPICC], [mpicc])
   AS_IF([test -n "$MPICC"], [have_mpi=yes],
@@ -33,7 +35,8 @@ AS_IF([test "x$have_mpi" = xyes], [
   LIBS="$MPI_LIBS $LIBS"
   AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <mpi.h>]], [[return MPI_Init(0, 0);]])],
     [AC_MSG_RESULT([yes])
-     AC_CHECK_HEADERS([mpi-ext.h], [], [], [[#include <mpi.h>]])],
+     AC_CHECK_HEADERS([mpi-ext.h], [], [], [[#include <mpi.h>]])
+     MGPU_MPI_VERSION],
     [AC_MSG_RESULT([no])
      have_mpi=no
      AS_IF([test "x$with_mpi" = xyes],
@@ -42,4 +45,26 @@ AS_IF([test "x$have_mpi" = xyes], [
   LIBS=$mgpu_save_LIBS
 ])
 AM_CONDITIONAL([HAVE_MPI], [test "x$have_mpi" = xyes])
+])
+
+# MGPU_MPI_VERSION: which MPI mpi.h is, for the summary and the record
+# (build_mpi): "Open MPI 4.1.4", "MPICH 4.0.2", else the standard it
+# implements, "MPI 3.1".  Run where mpi.h compiles (MPI_CFLAGS in CFLAGS).
+AC_DEFUN([MGPU_MPI_VERSION], [
+AC_COMPUTE_INT([mpi_major], [OMPI_MAJOR_VERSION], [[#include <mpi.h>]], [mpi_major=])
+AS_IF([test -n "$mpi_major"], [
+  AC_COMPUTE_INT([mpi_minor], [OMPI_MINOR_VERSION], [[#include <mpi.h>]], [mpi_minor=0])
+  AC_COMPUTE_INT([mpi_release], [OMPI_RELEASE_VERSION], [[#include <mpi.h>]], [mpi_release=0])
+  mpi_version="Open MPI $mpi_major.$mpi_minor.$mpi_release"
+], [
+  # MPICH_NUMVERSION: 10000000 major + 100000 minor + 1000 revision + the release kind.
+  AC_COMPUTE_INT([mpi_code], [MPICH_NUMVERSION], [[#include <mpi.h>]], [mpi_code=])
+  AS_IF([test -n "$mpi_code"], [
+    mpi_version="MPICH `expr $mpi_code / 10000000`.`expr $mpi_code / 100000 % 100`.`expr $mpi_code / 1000 % 100`"
+  ], [
+    AC_COMPUTE_INT([mpi_major], [MPI_VERSION], [[#include <mpi.h>]], [mpi_major=])
+    AC_COMPUTE_INT([mpi_minor], [MPI_SUBVERSION], [[#include <mpi.h>]], [mpi_minor=])
+    AS_IF([test -n "$mpi_major"], [mpi_version="MPI $mpi_major.$mpi_minor"])
+  ])
+])
 ])

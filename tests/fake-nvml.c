@@ -7,6 +7,7 @@
  *   GPU 2 (0001:3b:00.0): links 0-2 to the NVSwitch
  *   PCIe: 0-1 under one switch (PIX), 1-2 one NUMA node (NODE), 0-2 SYS.
  *
+ * Its driver is version 999.99.1-fake (nvmlSystemGetDriverVersion).
  * FAKE_NVML_NO_DRIVER=1 makes nvmlInit_v2 fail as it does where the library
  * is installed but the driver is not loaded. */
 #include <stdio.h>
@@ -126,5 +127,14 @@ int nvmlDeviceGetTopologyCommonAncestor(void *a, void *b, int *level)
         return INVALID_ARGUMENT;
     int pair = (int) (ga - gpus) + (int) (gb - gpus); /* 0+1, 1+2, 0+2 */
     *level = pair == 1 ? 10 : pair == 3 ? 40 : 50;
+    return OK;
+}
+
+int nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
+    static const char text[] = "999.99.1-fake";
+    if (!version || length < sizeof text)
+        return INVALID_ARGUMENT;
+    memcpy(version, text, sizeof text);
     return OK;
 }

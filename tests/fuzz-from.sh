@@ -8,6 +8,10 @@
 # builds libFuzzer targets (clang -fsanitize=fuzzer).
 . "$top_srcdir/tests/lib.sh"
 fuzzer="$top_builddir/tests/fuzz-from"
+if [ ! -x "$top_builddir/bench/mgpu-compare" ]; then
+    echo "SKIP: mgpu-compare is not built (configure found no jansson)"
+    exit 77
+fi
 if [ ! -x "$fuzzer" ]; then
     echo "SKIP: no libFuzzer: configure found no C compiler that links -fsanitize=fuzzer" \
         "(install clang and libclang-rt-dev, see tools/install-deps)"
@@ -24,6 +28,9 @@ done
 printf '[]\n' >"$tmp/seeds/empty-array.json"
 printf '[{"program": "mgpu-single", "strategy": "single", "exchange": "auto", "devices": 1, "backend": "host", "kernel": "pattern2d", "nx": 3, "ny": 3, "steps": 1, "repeats": 1, "status": "ok", "time_s": 1e-6, "verified": null, "reason": "\\u00e9\\ud83d\\ude00"}]\n' \
     >"$tmp/seeds/small.json"
+# A run's gpu_list, the one nested field a run may have (doc/record.md).
+printf '{"schema": 1, "metadata": {"gpu_list": null}, "runs": [{"program": "mgpu-single", "strategy": "single", "exchange": "auto", "devices": 2, "backend": "cuda", "kernel": "jacobi", "nx": 5, "ny": 5, "steps": 1, "repeats": 1, "status": "ok", "time_s": 1e-6, "gpu_list": [{"device": 0, "name": "A", "uuid": "GPU-00000000-0000-0000-0000-000000000000", "pci_bus_id": "0000:1b:00.0"}, {"device": 1, "name": "B", "uuid": null, "pci_bus_id": null}]}]}\n' \
+    >"$tmp/seeds/gpu-list.json"
 # -max_len: the seeds are up to ~20 kB; mutations may grow them a little.
 "$fuzzer" -max_total_time="${FUZZ_SECONDS:-10}" -max_len=32768 -timeout=10 \
     -rss_limit_mb=1024 -print_final_stats=1 "$tmp/corpus" "$tmp/seeds" >"$tmp/log" 2>&1

@@ -79,6 +79,29 @@ record_is() {
     tap $? "$1: $2 is $ri_got"
 }
 
+# provenance_is DESCRIPTION NAME COUNT: the last check_run's record holds
+# to its schema and names COUNT GPUs, each by a UUID and a PCI bus id of
+# its own, with the driver and the build it ran with (doc/record.md,
+# Provenance); NAME names its file.
+provenance_is() {
+    printf '%s\n' "$out" >"$tmp.record-$2.json"
+    schema_valid "$1: the record holds to doc/record.schema.json" \
+        "$top_srcdir/doc/record.schema.json" "$tmp.record-$2.json"
+    py "$1: $3 GPUs, each its own UUID and PCI bus id, the driver, the build" \
+        "$tmp.record-$2.json" "
+import re
+g = DATA['gpu_list']
+assert len(g) == $3, g
+for x in g:
+    assert re.fullmatch(r'GPU-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}', x['uuid']), x
+    assert re.fullmatch(r'[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}[.]0', x['pci_bus_id']), x
+assert len({x['uuid'] for x in g}) == $3 and len({x['pci_bus_id'] for x in g}) == $3, g
+assert DATA['gpus'] == '; '.join(x['name'] for x in g), DATA['gpus']
+assert isinstance(DATA['cuda_runtime'], int) and isinstance(DATA['cuda_driver'], int), DATA
+assert DATA['nvidia_driver'] is None or re.fullmatch(r'[0-9]+([.][0-9]+)+', DATA['nvidia_driver']), DATA
+assert DATA['build_cuda'] != 'none' and DATA['build_cuda_archs'] != 'none', DATA"
+}
+
 # A seed of its own for each fault run, to find what outlived it.
 seed_base=$((($$ % 100000) * 100))
 
@@ -88,6 +111,8 @@ group_single() {
     # copy, the kernel's peer stores, zero-copy host memory.
     check_run "single: peer, pattern2d, 1001 x 55" \
         "$single" $cpu --exchange=peer --kernel=pattern2d --nx=1001 --ny=55 --steps=7
+    # Where the run came from: every GPU by UUID and PCI bus id.
+    provenance_is "single" single $D
     # The driver API's context push instead of cudaSetDevice.
     check_run "single: peer-async, --context=driver, jacobi, 101 x 55" \
         "$single" $cpu --exchange=peer-async --context=driver --kernel=jacobi --nx=101 --ny=55 \
@@ -261,6 +286,8 @@ group_mpi() {
         $launch -np $D "$mpi" $cpu --kernel=jacobi --halo=4 --time-block=2 --nx=1001 --ny=55 \
         --steps=11
     record_is "mpi: auto on one node" exchange ipc
+    # Each rank tells its own GPU: D GPUs, none twice.
+    provenance_is "mpi: -np $D" mpi $D
     check_run "mpi: -np $D, staged --overlap, pattern2d, 3 x $small (one row a device)" \
         $launch -np $D "$mpi" $cpu --exchange=staged --overlap --kernel=pattern2d --nx=3 \
         --ny=$small --steps=2
@@ -309,6 +336,10 @@ group_nccl() {
 }
 
 group_copies() {
+    if [ ! -x "$p2p" ] || [ ! -x "$compare" ]; then
+        echo "# mgpu-p2p and mgpu-compare are not built (no jansson): their cases are left out"
+        return 0
+    fi
     # mgpu-p2p: every matrix, each copy verified by the program (exit 1 on
     # a wrong byte), shaped D x D.
     run_limited "$p2p" --backend=cuda --bytes=16M --sizes=4K:1M --repeat=1 --format=json \
@@ -342,7 +373,11 @@ for a in range(n):
     py "compare: every run ok and verified on 1 and $D devices" "$tmp.compare/results.json" "
 runs = DATA['runs']
 assert {r['devices'] for r in runs} == {1, $D}, runs
-assert all(r['status'] == 'ok' and r['verified'] is True and r['backend'] == 'cuda' for r in runs), runs"
+assert all(r['status'] == 'ok' and r['verified'] is True and r['backend'] == 'cuda' for r in runs), runs
+g = DATA['metadata']['gpu_list']
+assert len(g) == $D and len({x['uuid'] for x in g}) == $D and all(x['pci_bus_id'] for x in g), g"
+    schema_valid "compare: results.json holds to doc/results.schema.json" \
+        "$top_srcdir/doc/results.schema.json" "$tmp.compare/results.json"
 }
 
 # run_group NAME: one group of cases; the groups run at once, each mostly

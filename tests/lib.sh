@@ -73,6 +73,21 @@ EOF
     rm -f "$py_err"
 }
 
+# schema_valid DESCRIPTION SCHEMA FILE: one TAP line, ok when FILE's JSON
+# holds to SCHEMA (doc/*.schema.json, by tests/json-schema.py); without
+# python3 the line is a skip.
+schema_valid() {
+    if [ -z "$PYTHON3" ]; then
+        echo "ok $((tap_count += 1)) - $1 # SKIP python3 not found"
+        return
+    fi
+    sv_err=$3.schema-err # beside FILE: run_at_once's jobs share $$
+    "$PYTHON3" "$top_srcdir/tests/json-schema.py" "$2" "$3" >"$sv_err" 2>&1
+    tap $? "$1"
+    sed 's/^/# /' "$sv_err"
+    rm -f "$sv_err"
+}
+
 # check_run DESCRIPTION PROGRAM ARGS...: the program exits 0 and its JSON
 # record says verified, with max_error 0 (bit-identical to the reference).
 # The program's stderr goes to $check_err, a file of its own in each job of

@@ -1,5 +1,5 @@
 #!/bin/sh
-# sanitize.sh - `make check-sanitize`: the host-backend tests again, in two
+# sanitize.sh - `make check-sanitize`: the host-backend tests again, in
 # builds instrumented by the compiler's sanitizers (doc/design.md section 7, no
 # leaks or races):
 #   asan/  AddressSanitizer (bad memory use, and leaks at exit) with
@@ -8,8 +8,14 @@
 #          tests of the programs that run several threads (below): it slows
 #          every memory access, the library's large copies most.  OpenMP is
 #          left out there: libgomp is not instrumented, so ThreadSanitizer
-#          would report its internal synchronisation as races.
-# Both are built from this tree's distribution files (make distdir), so that
+#          would report its internal synchronisation as races;
+#   nojansson/  AddressSanitizer with UBSan again, configured
+#          --without-jansson, as on a cluster node with CUDA but no
+#          libjansson-dev (doc/design.md section 4): configure's summary says
+#          what is left out, the library and every strategy program build,
+#          mgpu-compare and mgpu-p2p do not, and the records, written by the
+#          library's own JSON writer, hold to their schema (a few tests).
+# All are built from this tree's distribution files (make distdir), so that
 # an in-tree build can host them, under sanitize/ in the build tree, without
 # CUDA or MPI (their libraries are not instrumented either).  Run from the
 # top of the build tree; MAKE comes from make, and SANITIZE_JOBS (default 2)
@@ -36,6 +42,10 @@ export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
 # that start threads (mgpu-openmp's skip there).
 tsan_tests='$(unit_tests) tests/pthread-host.tap tests/openmp-host.tap'
 tsan_tests="$tsan_tests tests/fault-threads.tap tests/p2p-host.tap"
+# Those of the build without jansson: the record in every form and against
+# its schema, and the tests that look for mgpu-compare and mgpu-p2p.
+nojansson_tests='tests/test-record tests/record-json.tap tests/record-schema.tap
+    tests/output-lost.tap tests/help-width.tap tests/man-pages.sh tests/fuzz-from.sh'
 
 # build NAME CFLAGS TESTS CONFIGURE-OPTIONS...: configure, build and check
 # one; TESTS, when not empty, are the tests to run instead of all.
@@ -60,7 +70,26 @@ build() {
 }
 
 common="-g -O1 -fno-omit-frame-pointer"
+asan="$common -fsanitize=address,undefined -fno-sanitize-recover=all"
 status=0
-build asan "$common -fsanitize=address,undefined -fno-sanitize-recover=all" "" || status=1
+build asan "$asan" "" || status=1
 build tsan "$common -fsanitize=thread" "$tsan_tests" --disable-openmp || status=1
+if build nojansson "$asan" "$nojansson_tests" --without-jansson; then
+    summary=$(grep '^  jansson:' "$top/nojansson/configure.log")
+    case $summary in
+    *"no: --without-jansson; mgpu-compare and mgpu-p2p are not built"*) ;;
+    *)
+        echo "== nojansson: FAILED: configure's summary does not say what is left out:$summary"
+        status=1
+        ;;
+    esac
+    for prog in bench/mgpu-compare bench/mgpu-p2p; do
+        if [ -e "$top/nojansson/$prog" ]; then
+            echo "== nojansson: FAILED: $prog was built"
+            status=1
+        fi
+    done
+else
+    status=1
+fi
 exit $status

@@ -1,9 +1,9 @@
 /* test-nvml.c - mgpu_link_query and its NVML part without a GPU, run by
  * tests/nvml-links.tap in one of three worlds (the first argument):
  *   absent     no libnvidia-ml.so.1: NVML's part says why and nothing stops;
- *              the host backend's links are unknown
+ *              the host backend's links are unknown, no driver version
  *   fake       tests/fake-nvml.c's three GPUs: NVLinks counted, the switch
- *              and the PCIe paths found
+ *              and the PCIe paths found, the driver's version read
  *   no-driver  the library is there but nvmlInit fails: said, not fatal */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -53,6 +53,10 @@ static void absent(void)
     CHECK(mgpu_nvml_link(&a, &b, &info) == MGPU_ERR_UNSUPPORTED && info.why[0],
           "a build without NVML: unsupported, and why (%s)", info.why);
 #endif
+    char version[32] = "untouched";
+    CHECK(mgpu_nvml_driver_version(version, sizeof version) == MGPU_ERR_UNSUPPORTED &&
+              strcmp(version, "untouched") == 0,
+          "no NVML: no driver version (%s)", version);
     CHECK(*mgpu_last_error() == '\0', "the fallback is no failure: mgpu_last_error is empty");
     host_backend();
 }
@@ -83,6 +87,12 @@ static void fake(void)
     CHECK(mgpu_nvml_link(&a, &stranger, &info) == MGPU_ERR_UNSUPPORTED &&
               strstr(info.why, "0000:77:00") != NULL,
           "a GPU NVML does not know: unsupported, named (%s)", info.why);
+    char version[32] = "", small[8] = "";
+    CHECK(mgpu_nvml_driver_version(version, sizeof version) == MGPU_OK &&
+              strcmp(version, "999.99.1-fake") == 0,
+          "the driver's version, as NVML tells it (%s)", version);
+    CHECK(mgpu_nvml_driver_version(small, sizeof small) == MGPU_OK && strcmp(small, "999.99.") == 0,
+          "a short buffer: the version cut to fit (%s)", small);
 }
 
 static void no_driver(void)
@@ -92,6 +102,10 @@ static void no_driver(void)
     CHECK(mgpu_nvml_link(&a, &b, &info) == MGPU_ERR_UNSUPPORTED &&
               strstr(info.why, "nvmlInit_v2: Driver Not Loaded") != NULL,
           "nvmlInit fails: unsupported, and NVML's words (%s)", info.why);
+    char version[32] = "untouched";
+    CHECK(mgpu_nvml_driver_version(version, sizeof version) == MGPU_ERR_UNSUPPORTED &&
+              strcmp(version, "untouched") == 0,
+          "nvmlInit fails: no driver version");
     host_backend();
 }
 

@@ -69,6 +69,15 @@ static const char *const common_keys[] = {
     "hostname",
     "timestamp",
     "binding",
+    "gpu_list",
+    "nvidia_driver",
+    "mgpu_revision",
+    "build_cuda",
+    "build_cuda_archs",
+    "build_nccl",
+    "build_mpi",
+    "build_hwloc",
+    "build_jansson",
 };
 #define COMMON_KEYS (sizeof common_keys / sizeof common_keys[0])
 
@@ -152,10 +161,19 @@ static int json_is(const char *json, const char *key, const char *literal)
 }
 
 /* 1 when some JSON string holds only a number ("12", "0.5"): a number
- * printed as a string. */
-static int has_quoted_number(const char *json)
+ * printed as a string.  The build's versions ("2.14") are texts. */
+static int has_quoted_number(const char *record)
 {
+    static char json[MAX_TEXT];
     const char *c = json;
+
+    snprintf(json, sizeof json, "%s", record);
+    for (const mgpu_build_field *b = mgpu_build; b->key; b++) {
+        char *value = (char *) json_value(json, b->key);
+        if (value && *value == '"')
+            for (value++; *value && *value != '"'; value++)
+                *value = 'v';
+    }
 
     while ((c = strchr(c, '"')) != NULL) {
         const char *begin = ++c;
@@ -249,6 +267,7 @@ static void test_json(void)
     mgpu_record_set_text(&record, "context", "runtime");
     mgpu_record_set_number(&record, "chunks", 8);
     mgpu_record_set_text(&record, "note", "say \"hi\" \\ back\tand\x01");
+    mgpu_record_set_text(&record, "utf8", "caf\xc3\xa9");
     mgpu_record_set_number(&record, "weird", NAN);
     mgpu_record_set_number(&record, "chunks", 16); /* replaces */
     print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
@@ -266,6 +285,7 @@ static void test_json(void)
           "the replaced key appears once");
     CHECK(json_is(json, "note", "\"say \\\"hi\\\" \\\\ back\\tand\\u0001\""),
           "quote, backslash and control characters escaped");
+    CHECK(json_is(json, "utf8", "\"caf\xc3\xa9\""), "UTF-8 kept as it is");
     CHECK(json_is(json, "weird", "null"), "NaN prints as null");
     CHECK(strstr(json, "nan") == NULL && strstr(json, "inf") == NULL, "no nan or inf");
 }
@@ -368,7 +388,9 @@ static void test_metadata(void)
     CHECK(json_is(json, "hostname", "\"") && !json_is(json, "hostname", "\"\""),
           "hostname: a string, not empty");
     CHECK(json_is(json, "timestamp", "\"2026-11-22T23:59:59Z\""), "timestamp: ISO 8601 UTC");
-    CHECK(strstr(json, "\"tolerance\": 1e-06, \"gpus\"") != NULL,
+    const char *tolerance = strstr(json, "\"tolerance\": "), *gpus = strstr(json, "\"gpus\": ");
+    /* The key after tolerance's (1e-06, jansson's 1e-6) is gpus. */
+    CHECK(tolerance && gpus && strchr(tolerance + strlen("\"tolerance\": "), '"') == gpus,
           "the machine follows the verdict");
 
     mgpu_record_init(&record, &program,
@@ -403,7 +425,7 @@ static void test_binding(void)
 
     mgpu_record_init(&record, &program, &opt);
     print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
-    CHECK(json_is(json, "binding", "\"none (not told)\"}"), "binding: none until told");
+    CHECK(json_is(json, "binding", "\"none (not told)\", "), "binding: none until told");
 
     snprintf(binding.cpus[0], MGPU_BIND_TEXT, "none (--bind=none)");
     snprintf(binding.cpus[1], MGPU_BIND_TEXT, "none (--bind=none)");
@@ -462,7 +484,7 @@ static void test_extra_limit(void)
           "a long text is cut to fit");
 }
 
-/* TEXT written by WRITE (mgpu_csv_text or mgpu_json_string), in OUT. */
+/* TEXT written by WRITE (mgpu_csv_text), in OUT. */
 static void write_text(void (*write)(const char *, FILE *), const char *text, char *out,
                        size_t size)
 {
@@ -478,7 +500,7 @@ static void write_text(void (*write)(const char *, FILE *), const char *text, ch
     fclose(file);
 }
 
-/* The text writers the programs that write their own CSV and JSON share. */
+/* The CSV cell writer the programs that write their own CSV share. */
 static void test_text_writers(void)
 {
     char out[256];
@@ -488,9 +510,74 @@ static void test_text_writers(void)
     CHECK(strcmp(out, "\"a,b \"\"c\"\"\"") == 0, "CSV: a comma and quotes quoted: %s", out);
     write_text(mgpu_csv_text, "two\nlines", out, sizeof out);
     CHECK(strcmp(out, "\"two\nlines\"") == 0, "CSV: a line break quoted");
-    write_text(mgpu_json_string, "q\" b\\ n\n t\t \x01 \xc3\xa9", out, sizeof out);
-    CHECK(strcmp(out, "\"q\\\" b\\\\ n\\n t\\t \\u0001 \xc3\xa9\"") == 0,
-          "JSON: quotes, backslashes and control characters escaped, UTF-8 kept: %s", out);
+}
+
+/* Where the run came from: each device's GPU as an object (the host
+ * backend's named host), the GPUs a group's processes told, and the build's
+ * own fields, in every format. */
+static void test_provenance(void)
+{
+    static const mgpu_gpu_id told[2] = {
+        {.device = 0,
+         .name = "GPU \"A\"",
+         .uuid = "GPU-01234567-89ab-cdef-0123-456789abcdef",
+         .pci_bus_id = "0000:1b:00.0"},
+        {.device = 0, .name = "GPU B", .pci_bus_id = "0001:2c:00.0"},
+    };
+    mgpu_record record;
+    char json[MAX_TEXT], csv[MAX_TEXT], table[MAX_TEXT], pattern[256];
+    mgpu_options opt = {.nx = 10, .ny = 10, .steps = 1, .devices = 2, .repeat = 1};
+
+    mgpu_record_init(&record, &program, &opt);
+    print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
+    CHECK(json_is(json, "gpu_list",
+                  "[{\"device\": 0, \"name\": \"host\", \"uuid\": null, \"pci_bus_id\": null}, "
+                  "{\"device\": 1, \"name\": \"host\", \"uuid\": null, \"pci_bus_id\": null}], "),
+          "host backend: a GPU object a device, named host, no UUID or bus");
+    CHECK(json_is(json, "nvidia_driver", "null"), "host backend: no driver version");
+    for (const mgpu_build_field *b = mgpu_build; b->key; b++) {
+        snprintf(pattern, sizeof pattern, "\"%s\"", b->text);
+        CHECK(b->text[0] && json_is(json, b->key, pattern), "%s: %s", b->key, b->text);
+    }
+    CHECK(json_value(json, "mgpu_revision") && !json_is(json, "mgpu_revision", "\"\""),
+          "mgpu_revision: told");
+#ifdef MGPU_HAVE_JANSSON
+    CHECK(!json_is(json, "build_jansson", "\"none\""), "build_jansson: a version");
+#else
+    CHECK(json_is(json, "build_jansson", "\"none\""), "build_jansson: none");
+#endif
+#ifndef MGPU_HAVE_CUDA
+    CHECK(json_is(json, "build_cuda", "\"none\"") && json_is(json, "build_cuda_archs", "\"none\""),
+          "a build without CUDA: build_cuda and its architectures none");
+#endif
+
+    /* The machine's fields, then the build's, one after the other. */
+    print_to_text(&record, MGPU_FORMAT_CSV, 1, csv);
+    pattern[0] = '\0';
+    for (int i = 0; mgpu_record_machine_fields[i]; i++)
+        snprintf(pattern + strlen(pattern), sizeof pattern - strlen(pattern), ",%s",
+                 mgpu_record_machine_fields[i]);
+    for (const mgpu_build_field *b = mgpu_build; b->key; b++)
+        snprintf(pattern + strlen(pattern), sizeof pattern - strlen(pattern), ",%s", b->key);
+    CHECK(strstr(csv, pattern) != NULL, "CSV header: the provenance fields in order (%s)", pattern);
+    CHECK(strstr(csv, ",\"[{\"\"device\"\": 0, \"\"name\"\": \"\"host\"\", ") != NULL,
+          "CSV: gpu_list's JSON text, quoted as RFC 4180 asks");
+    print_to_text(&record, MGPU_FORMAT_TABLE, 1, table);
+    CHECK(strstr(table, "\ngpu_list ") && strstr(table, "  [{\"device\": 0, \"name\": \"host\""),
+          "table: gpu_list's JSON text");
+
+    /* A group's processes tell their own GPUs: those are the record's. */
+    record.backend = MGPU_BACKEND_CUDA;
+    mgpu_record_set_gpus(&record, told, 2);
+    print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
+    CHECK(json_is(json, "gpus", "\"GPU \\\"A\\\"; GPU B\""), "told: gpus joins their names");
+    CHECK(json_is(json, "gpu_list",
+                  "[{\"device\": 0, \"name\": \"GPU \\\"A\\\"\", "
+                  "\"uuid\": \"GPU-01234567-89ab-cdef-0123-456789abcdef\", "
+                  "\"pci_bus_id\": \"0000:1b:00.0\"}, "
+                  "{\"device\": 0, \"name\": \"GPU B\", \"uuid\": null, "
+                  "\"pci_bus_id\": \"0001:2c:00.0\"}], "),
+          "told: each GPU as told, its name escaped, an unknown UUID null");
 }
 
 int main(void)
@@ -508,5 +595,6 @@ int main(void)
     test_extra_limit();
     test_binding();
     test_text_writers();
+    test_provenance();
     return check_done();
 }

@@ -178,6 +178,20 @@ typedef struct mgpu_record_extra {
     int is_number;
 } mgpu_record_extra;
 
+/* Which GPU a device of a run was (doc/record.md, gpu_list): the device's
+ * number in the process that drove it, its name, its UUID and PCI address
+ * (mgpu_device_info's; empty where not known).  On the host backend the
+ * name is "host". */
+typedef struct mgpu_gpu_id {
+    int device;
+    char name[96];
+    char uuid[48];
+    char pci_bus_id[24];
+} mgpu_gpu_id;
+/* DEVICE's, on the active backend.  Never fails: what cannot be found stays
+ * empty, the name then "unknown". */
+void mgpu_gpu_identify(int device, mgpu_gpu_id *gpu);
+
 typedef struct mgpu_record {
     const char *program, *strategy;
     mgpu_backend backend;
@@ -208,20 +222,43 @@ typedef struct mgpu_record {
     char binding[2048];
     int nextra;
     mgpu_record_extra extra[MGPU_RECORD_EXTRA];
+    /* The devices' GPUs when told (mgpu_record_set_gpus: a group's
+     * processes each know their own); when 0, the record finds them. */
+    int gpus_told;
+    const mgpu_gpu_id *gpu_list;
 } mgpu_record;
 
-/* Where and with what a run ran (doc/record.md): the names of its DEVICES
- * (on BACKEND cuda; "host" otherwise), the CUDA runtime and driver versions
- * (0 without CUDA), the host name, and STARTED (seconds since 1970) as an
- * ISO 8601 UTC time; a text that could not be found is empty. */
+/* Where and with what a run ran (doc/record.md): the GPUs of its DEVICES
+ * (on BACKEND cuda; "host" otherwise), their names joined, the CUDA runtime
+ * and driver versions (0 without CUDA), the driver's own version (NVML's,
+ * empty where it cannot tell), the host name, and STARTED (seconds since
+ * 1970) as an ISO 8601 UTC time; a text that could not be found is empty. */
 typedef struct mgpu_machine {
-    char gpus[8 * 64]; /* "; " between the names */
+    int ngpus;
+    mgpu_gpu_id gpu[MGPU_MAX_DEVICES];
+    char gpus[8 * 64]; /* the names, "; " between */
     long long runtime; /* cudaRuntimeGetVersion */
     long long driver;  /* cudaDriverGetVersion */
+    char nvidia_driver[96];
     char hostname[256];
     char timestamp[32];
 } mgpu_machine;
 void mgpu_machine_find(mgpu_backend backend, int devices, long long started, mgpu_machine *m);
+
+/* What this build of mgpu is, in every record after the machine
+ * (doc/record.md): the revision it was built from (mgpu_revision) and what
+ * configure built it with (build_cuda, ...), each KEY with its TEXT; the
+ * last entry's KEY is NULL. */
+typedef struct mgpu_build_field {
+    const char *key, *text;
+} mgpu_build_field;
+extern const mgpu_build_field mgpu_build[];
+
+/* The names of the record's fields that say where and when a run ran (its
+ * machine: the GPUs, CUDA, the host, the time, the binding), in the
+ * record's order, NULL-ended; mgpu_build's follow them in the record.
+ * mgpu-compare's results.csv gives both for every run (doc/record.md). */
+extern const char *const mgpu_record_machine_fields[];
 
 /* The version of the record's layout, its first field ("schema"); raised
  * when a field changes name, unit or meaning (doc/record.md). */
@@ -232,16 +269,17 @@ void mgpu_machine_find(mgpu_backend backend, int devices, long long started, mgp
 void mgpu_record_init(mgpu_record *record, const mgpu_program *program, const mgpu_options *opt);
 void mgpu_record_set_text(mgpu_record *record, const char *key, const char *text);
 void mgpu_record_set_number(mgpu_record *record, const char *key, double number);
+/* The GPUs of the record's devices, COUNT of them in device order, when the
+ * record cannot find them itself (a group's processes, each of which sees
+ * its own); GPUS must outlive the record's printing. */
+void mgpu_record_set_gpus(mgpu_record *record, const mgpu_gpu_id *gpus, int count);
 /* Print the record: a table of fields, a CSV line (after a header when
  * HEADER), or one JSON object, and flush OUT (mgpu_output_flush: an error
  * when the record could not all be written). */
 mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header, FILE *out);
-/* Text as the record writes it, for programs that write their own CSV and
- * JSON: one CSV cell, quoted as RFC 4180 asks when it must be; a JSON
- * string, quotes, backslashes and control characters escaped, other bytes
- * (UTF-8) as they are. */
+/* Text as the record writes it, for programs that write their own CSV: one
+ * CSV cell, quoted as RFC 4180 asks when it must be. */
 void mgpu_csv_text(const char *text, FILE *out);
-void mgpu_json_string(const char *text, FILE *out);
 
 /* ------------------------------------------- binding workers (lib/bind.c) */
 
