@@ -187,6 +187,8 @@ static int write_line(FILE *gp, const char *program, int devices, int halo, cons
     fprintf(gp, "x tic \"%s", short_name(program));
     if (devices)
         fprintf(gp, ", %d dev", devices);
+    if (cmp_is_floor(program))
+        fputs(", device-driven floor", gp);
     if (halo)
         fprintf(gp, ", halo %d", halo);
     if (varies)

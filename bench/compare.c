@@ -1119,6 +1119,7 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
     else
         cmp_print_table(rows, stdout);
     cmp_print_crossover(rows, stdout);
+    cmp_print_floor(rows, stdout);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "%s: cannot write the table: %s\n", COMPARE_NAME, strerror(errno));
         code = 1;

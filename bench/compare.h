@@ -236,6 +236,16 @@ int cmp_rows_deep(const cmp_rows *rows);
  * that grid, or "none up to" the largest; the depth is named when a row
  * has one other than 1.  Needs cmp_derive first. */
 void cmp_print_crossover(const cmp_rows *rows, FILE *out);
+/* The program whose runs are the device-driven floor: the host launches
+ * once a run and the devices step on their own (doc/persistent.md). */
+#define CMP_FLOOR_PROGRAM "mgpu-persistent"
+/* 1 when SERIES (cmp_series) is the floor program's, of any set. */
+int cmp_is_floor(const char *series);
+/* Where the floor program ran: per grid, device count and halo depth (and
+ * set), its fastest time per step against the fastest host-driven
+ * program's in the same conditions, and their ratio (below 1: the floor
+ * is below every host-driven program).  Nothing when it did not run. */
+void cmp_print_floor(const cmp_rows *rows, FILE *out);
 
 /* ---------------------------------------------------------- the results */
 
