@@ -46,7 +46,8 @@ static void name_of_path(const char *path, char *name, size_t size)
     }
     /* "a/b/" and "a/b/." name b. */
     size_t len = strlen(folder);
-    while (len > 1 && (folder[len - 1] == '/' || (folder[len - 1] == '.' && folder[len - 2] == '/')))
+    while (len > 1 &&
+           (folder[len - 1] == '/' || (folder[len - 1] == '.' && folder[len - 2] == '/')))
         folder[--len] = '\0';
     const char *last = strrchr(folder, '/');
     snprintf(name, size, "%s", !last ? folder : last[1] ? last + 1 : "results");
@@ -177,8 +178,9 @@ void cmp_print_side_by_side(const cmp_rows *rows, FILE *out)
     if (n == 0)
         return;
     print_sets(rows, sets, n, out);
-    fprintf(out, "# us/step: each set's median time / steps; %s/...: its time over %s's "
-                 "(below 1: faster); -: a run the set does not have\n",
+    fprintf(out,
+            "# us/step: each set's median time / steps; %s/...: its time over %s's "
+            "(below 1: faster); -: a run the set does not have\n",
             sets[0]->set, sets[0]->set);
     int width[CMP_MAX_SETS];
     fprintf(out, "%-15s %7s %-10s %4s %-9s %11s", "program", "devices", "exchange", "halo",

@@ -306,8 +306,7 @@ int cmp_rows_deep(const cmp_rows *rows)
 
 /* The crossover of one SERIES (a program, of one set) on DEVICES devices
  * with HALO: the line after "crossover SERIES N devices:". */
-static void crossover_of(const cmp_rows *rows, const char *series, int devices, int halo,
-                         FILE *out)
+static void crossover_of(const cmp_rows *rows, const char *series, int devices, int halo, FILE *out)
 {
     cmp_size s, largest;
     double best = NAN;
@@ -364,9 +363,10 @@ void cmp_print_floor(const cmp_rows *rows, FILE *out)
             cmp_fastest(rows, cmp_series(f), f->devices, f->halo, &at) != f)
             continue;
         if (!lines++)
-            fprintf(out, "\n# the device-driven floor (%s): its time per step against the "
-                         "fastest host-driven program's on as many devices at the same grid%s; "
-                         "floor/host below 1: the floor is below them all\n",
+            fprintf(out,
+                    "\n# the device-driven floor (%s): its time per step against the "
+                    "fastest host-driven program's on as many devices at the same grid%s; "
+                    "floor/host below 1: the floor is below them all\n",
                     CMP_FLOOR_PROGRAM, deep ? " and halo" : "");
         fprintf(out, "floor %-22s %lld x %lld, %d device%s", cmp_series(f), f->nx, f->ny,
                 f->devices, f->devices == 1 ? "" : "s");

@@ -1094,8 +1094,8 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
             snprintf(dir, sizeof dir, "%s", opt->output);
         else
             folder_of(opt->from[0], dir, sizeof dir);
-        code = take_folder(dir, strcmp(opt->output, ".") != 0 || opt->nfrom > 1 ? "--output"
-                                                                                 : "--from",
+        code = take_folder(dir,
+                           strcmp(opt->output, ".") != 0 || opt->nfrom > 1 ? "--output" : "--from",
                            cmp_plot_files);
         if (code >= 0)
             return code;

@@ -43,8 +43,7 @@ void ranks_find_place(void)
     if (per_node > 0)
         MPI_Comm_split(MPI_COMM_WORLD, (int) (job.rank / per_node), job.rank, &node);
     else
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, job.rank, MPI_INFO_NULL,
-                            &node);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, job.rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &job.local_rank);
     MPI_Comm_size(node, &job.local_ranks);
     /* The ranks of a node run their host kernels side by side. */
