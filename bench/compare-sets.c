@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -36,14 +37,17 @@ static void name_of_path(const char *path, char *name, size_t size)
         snprintf(name, size, "%.*s", (int) len, base);
         return;
     }
-    char folder[PATH_MAX];
+    char folder[PATH_MAX], where[PATH_MAX];
     if (slash && slash != path) {
         snprintf(folder, sizeof folder, "%.*s", (int) (slash - path), path);
     } else if (slash) {
         snprintf(folder, sizeof folder, "/");
-    } else if (!getcwd(folder, sizeof folder)) {
-        snprintf(folder, sizeof folder, "results");
+    } else {
+        snprintf(folder, sizeof folder, ".");
     }
+    /* "./results.json", "../results.json": the folder's own name. */
+    if (realpath(folder, where))
+        snprintf(folder, sizeof folder, "%s", where);
     /* "a/b/" and "a/b/." name b. */
     size_t len = strlen(folder);
     while (len > 1 &&

@@ -337,7 +337,8 @@ int cmp_is_floor(const char *series)
 }
 
 /* The fastest row that ran, of a program other than the floor, of the set
- * of F, on its devices with its halo depth at its grid; or NULL. */
+ * of F, on its devices with its halo depth and kernel at its grid (by time
+ * per step: sets may differ in steps); or NULL. */
 static const cmp_row *fastest_host_driven(const cmp_rows *rows, const cmp_row *f)
 {
     const cmp_row *best = NULL;
@@ -345,7 +346,7 @@ static const cmp_row *fastest_host_driven(const cmp_rows *rows, const cmp_row *f
         const cmp_row *r = &rows->row[i];
         if (r->status == RUN_OK && !cmp_is_floor(cmp_series(r)) && strcmp(r->set, f->set) == 0 &&
             r->devices == f->devices && r->halo == f->halo && r->nx == f->nx && r->ny == f->ny &&
-            (!best || r->time_s < best->time_s))
+            strcmp(r->kernel, f->kernel) == 0 && (!best || r->us_per_step < best->us_per_step))
             best = r;
     }
     return best;
@@ -376,7 +377,7 @@ void cmp_print_floor(const cmp_rows *rows, FILE *out)
         const cmp_row *host = fastest_host_driven(rows, f);
         if (host)
             fprintf(out, "; host-driven %s (%s) %.1f us/step; floor/host %.3f\n", host->program,
-                    host->exchange, host->us_per_step, f->time_s / host->time_s);
+                    host->exchange, host->us_per_step, f->us_per_step / host->us_per_step);
         else
             fputs("; no host-driven run to hold it against\n", out);
     }

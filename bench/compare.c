@@ -57,6 +57,9 @@ static const char *const strategy_names[] = {"single",  "fork", "pthread",    "o
  * them): the command of a run is these, the program and its dozen options. */
 #define LAUNCHER_TEXT_WORDS 64
 #define LAUNCHER_WORDS (LAUNCHER_TEXT_WORDS + 2)
+/* The longest word of a launcher (a hostfile's path, -x NAME=VALUE); %n
+ * becomes at most 2 digits (at most MGPU_MAX_DEVICES ranks). */
+#define LAUNCHER_WORD_MAX 1024
 
 typedef struct options {
     int backend;              /* an mgpu_backend */
@@ -182,12 +185,27 @@ static int parse_counts(const char *text, options *opt)
 /* The launcher (WHERE: --launcher, --mpirun or MPIRUN) into its words: a
  * template, where %n stands for the number of ranks, or (an mpirun
  * command) the command, to which "-np %n" is added. */
+/* How many times WORD says %n (%% is a '%' of its own). */
+static int ranks_in(const char *word)
+{
+    int n = 0;
+    for (const char *c = word; *c; c++) {
+        if (c[0] == '%' && (c[1] == 'n' || c[1] == '%'))
+            n += *++c == 'n';
+    }
+    return n;
+}
+
 static int parse_launcher(const char *where, const char *text, bool template, options *opt)
 {
     if (opt->launcher_from && strcmp(opt->launcher_from, "MPIRUN") != 0 &&
         strcmp(opt->launcher_from, where) != 0)
         return usage("%s and %s: give one of them (--launcher='mpirun -np %%n' is --mpirun=mpirun)",
                      opt->launcher_from, where);
+    /* An mpirun command gets -np N added: a %n of its own would be a
+     * second count. */
+    if (!template && ranks_in(text))
+        return usage("%s: '%s': %%n is --launcher's; %s adds -np N itself", where, text, where);
     opt->launcher_from = where;
     free(opt->launcher_text);
     size_t size = strlen(text) + sizeof " -np %n";
@@ -201,10 +219,13 @@ static int parse_launcher(const char *where, const char *text, bool template, op
          w = strtok_r(NULL, " \t", &save)) {
         if (n == LAUNCHER_TEXT_WORDS + (template ? 0 : 2))
             return usage("%s: more than %d words", where, LAUNCHER_TEXT_WORDS);
-        if (n == 0 && strstr(w, "%n"))
+        if (n == 0 && ranks_in(w))
             return usage("%s: '%s': the first word is the command, %%n comes after it", where,
                          text);
-        ranks = ranks || strstr(w, "%n");
+        if (strlen(w) > LAUNCHER_WORD_MAX)
+            return usage("%s: a word of %zu characters (accepted: at most %d)", where, strlen(w),
+                         LAUNCHER_WORD_MAX);
+        ranks = ranks || ranks_in(w);
         opt->launcher[n++] = w;
     }
     opt->launcher[n] = NULL;
@@ -293,9 +314,9 @@ static void print_help(void)
                                    "given again (up to 8), the files side by side, each set "
                                    "named by its folder, plots in --output");
     bench_help_line("--launcher=TEMPLATE", "how mgpu-mpi's ranks are started: a command in "
-                                           "which %n is the number of ranks, as 'srun -n %n' or "
-                                           "'mpirun -np %n --hostfile hosts' (default: "
-                                           "--mpirun's)");
+                                           "which %n is the number of ranks (%% a %), as "
+                                           "'srun -n %n' or 'mpirun -np %n --hostfile hosts' "
+                                           "(default: --mpirun's)");
     bench_help_line("--mpirun=COMMAND", "the same as --launcher='COMMAND -np %n' (default: "
                                         "$MPIRUN, else mpirun; as root, Open MPI is allowed "
                                         "to run)");
@@ -442,10 +463,8 @@ static int parse_options(options *opt, int argc, char **argv)
     const char *mpirun = getenv("MPIRUN");
     *opt = (options){
         .repeat = 3, .warmup = 1, .timeout = 600, .output = ".", .halos = {1}, .nhalos = 1};
-    int id, run_options = 0;
-    int refused = parse_launcher("MPIRUN", mpirun && *mpirun ? mpirun : "mpirun", false, opt);
-    if (refused >= 0)
-        return refused;
+    int id;
+    const char *run_option = NULL; /* the first option of a new run */
     optind = 0;
     opterr = 0;
     while ((id = getopt_long(argc, argv, "+:hV", long_options, NULL)) != -1) {
@@ -464,15 +483,27 @@ static int parse_options(options *opt, int argc, char **argv)
         int code = apply(opt, id, optarg);
         if (code >= 0)
             return code;
-        run_options += id != OPT_FROM && id != OPT_OUTPUT && id != OPT_TIMEOUT;
+        if (!run_option && id != OPT_FROM && id != OPT_OUTPUT && id != OPT_TIMEOUT)
+            run_option = argv[optind - 1];
     }
     if (optind < argc)
         return usage("unexpected argument '%s' (options only, see --help)", argv[optind]);
     if (opt->sizes.count && (opt->nx || opt->ny))
         return usage("--sizes: not with --nx or --ny (a size of the list is N or NXxNY)");
-    if (opt->nfrom && run_options)
+    if (opt->nfrom && run_option)
         return usage("--from: prints a finished comparison; it takes no options of a new "
-                     "run (only --output and --timeout, for the plots)");
+                     "run, as %.*s (only --output and --timeout, for the plots)",
+                     (int) strcspn(run_option, "="), run_option);
+    /* $MPIRUN only where it is used: a run of mgpu-mpi, with no --launcher
+     * or --mpirun; blanks alone are no command. */
+    bool mpi = false;
+    for (int i = 0; i < NSTRATEGIES; i++)
+        mpi = mpi || (strcmp(strategies[i].name, "mpi") == 0 &&
+                      (!opt->strategies || (opt->strategies & (1u << i))));
+    if (!opt->nfrom && !opt->launcher_from && mpi) {
+        bool set = mpirun && mpirun[strspn(mpirun, " \t")];
+        return parse_launcher("MPIRUN", set ? mpirun : "mpirun", false, opt);
+    }
     return -1;
 }
 
@@ -517,23 +548,24 @@ typedef struct program {
 typedef struct command {
     char *argv[LAUNCHER_WORDS + 32];
     int argc;
-    char launch[LAUNCHER_WORDS][160]; /* the launcher's words with %n as a number */
+    char launch[LAUNCHER_WORDS][LAUNCHER_WORD_MAX + 1]; /* the launcher's, %n a number */
     char args[16][64];
     int nargs; /* args used */
 } command;
 
-/* WORD with each %n replaced by NP into OUT (SIZE bytes); false when it
- * does not fit. */
+/* WORD with each %n replaced by NP and each %% by %, into OUT (SIZE
+ * bytes); false when it does not fit. */
 static bool expand_ranks(const char *word, int np, char *out, size_t size)
 {
     size_t used = 0;
     for (const char *c = word; *c; c++) {
-        int n = c[0] == '%' && c[1] == 'n' ? snprintf(out + used, size - used, "%d", np)
-                                           : snprintf(out + used, size - used, "%c", *c);
+        int escape = c[0] == '%' && (c[1] == 'n' || c[1] == '%');
+        int n = escape && c[1] == 'n' ? snprintf(out + used, size - used, "%d", np)
+                                      : snprintf(out + used, size - used, "%c", *c);
         if (n < 0 || (size_t) n >= size - used)
             return false;
         used += (size_t) n;
-        c += c[0] == '%' && c[1] == 'n';
+        c += escape;
     }
     return true;
 }
@@ -546,10 +578,9 @@ static void command_of(command *cmd, const options *opt, const program *prog, in
     if (strcmp(prog->s->name, "mpi") == 0) {
         for (; opt->launcher[cmd->argc]; cmd->argc++) {
             char *word = cmd->launch[cmd->argc];
-            /* A word too long for its room is given as it was; the
-             * launcher's error then names it. */
-            if (!expand_ranks(opt->launcher[cmd->argc], np, word, sizeof cmd->launch[0]))
-                snprintf(word, sizeof cmd->launch[0], "%s", opt->launcher[cmd->argc]);
+            /* parse_launcher let through no word that %n's digits would
+             * take past its room. */
+            (void) expand_ranks(opt->launcher[cmd->argc], np, word, sizeof cmd->launch[0]);
             cmd->argv[cmd->argc] = word;
         }
     }
@@ -1094,6 +1125,14 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
             snprintf(dir, sizeof dir, "%s", opt->output);
         else
             folder_of(opt->from[0], dir, sizeof dir);
+        for (int f = 0; opt->nfrom > 1 && f < opt->nfrom; f++) {
+            char set_dir[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+            folder_of(opt->from[f], set_dir, sizeof set_dir);
+            if (realpath(set_dir, a) && realpath(dir, b) && strcmp(a, b) == 0)
+                return usage("--output: %s holds %s, one of the sets: their plots side by side "
+                             "would stand beside its own results (choose another folder)",
+                             dir, opt->from[f]);
+        }
         code = take_folder(dir,
                            strcmp(opt->output, ".") != 0 || opt->nfrom > 1 ? "--output" : "--from",
                            cmp_plot_files);

@@ -31,7 +31,7 @@ void ranks_find_place(void)
     /* The ranks that share this node's memory share its devices too.  A
      * test may have every N ranks in turn taken as one node
      * (MGPU_MPI_RANKS_PER_NODE), so that the paths between nodes run on
-     * one machine; a value that is not a count is refused by ranks_check. */
+     * one machine; a value that is not a count is refused by main. */
     MPI_Comm node;
     const char *pretend = getenv("MGPU_MPI_RANKS_PER_NODE");
     long long per_node = 0;
@@ -101,11 +101,6 @@ void ranks_nodes_text(char *text, size_t size)
 
 mgpu_status ranks_check(const mgpu_options *opt)
 {
-    if (job.pretend_nodes)
-        return mgpu_error_set(MGPU_ERR_USAGE,
-                              "MGPU_MPI_RANKS_PER_NODE: '%s' is not a count of ranks "
-                              "(accepted: 1 to %d)",
-                              job.pretend_nodes, MGPU_MAX_DEVICES);
     if (opt->devices && opt->devices != job.ranks)
         return mgpu_error_set(MGPU_ERR_USAGE,
                               "--devices: %d, but mpirun started %d rank%s, one "

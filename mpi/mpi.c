@@ -40,6 +40,16 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &job.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &job.ranks);
     ranks_find_place();
+    /* A test hook that is not a count refuses the job before anything else,
+     * --list-exchanges included: what it asks is a job of other nodes. */
+    if (job.pretend_nodes) {
+        if (job.rank == 0)
+            mgpu_error(&ranks_program,
+                       "MGPU_MPI_RANKS_PER_NODE: '%s' is not a count of ranks (accepted: 1 to %d)",
+                       job.pretend_nodes, MGPU_MAX_DEVICES);
+        MPI_Finalize();
+        return 2;
+    }
     /* The program around the ranks is the harness's, run by every rank
      * together: it calls ranks_prepare once the options are parsed, then
      * run_part for each phase of runs. */
