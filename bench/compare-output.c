@@ -68,6 +68,17 @@ static const char *folder_in_the_way(const char *dir, const char *const *names)
     return NULL;
 }
 
+void cmp_folder_of(const char *file, char *dir, size_t size)
+{
+    const char *slash = strrchr(file, '/');
+    if (slash == file)
+        snprintf(dir, size, "/");
+    else if (slash)
+        snprintf(dir, size, "%.*s", (int) (slash - file), file);
+    else
+        snprintf(dir, size, ".");
+}
+
 int cmp_folder_check(const char *dir, const char *option, const char *const *names)
 {
     char probe[PATH_MAX];

@@ -38,13 +38,7 @@ static void name_of_path(const char *path, char *name, size_t size)
         return;
     }
     char folder[PATH_MAX], where[PATH_MAX];
-    if (slash && slash != path) {
-        snprintf(folder, sizeof folder, "%.*s", (int) (slash - path), path);
-    } else if (slash) {
-        snprintf(folder, sizeof folder, "/");
-    } else {
-        snprintf(folder, sizeof folder, ".");
-    }
+    cmp_folder_of(path, folder, sizeof folder);
     /* "./results.json", "../results.json": the folder's own name. */
     if (realpath(folder, where))
         snprintf(folder, sizeof folder, "%s", where);

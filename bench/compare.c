@@ -1004,18 +1004,6 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
 
 /* ------------------------------------------------------------------ main */
 
-/* The folder of FILE, for the plots of --from. */
-static void folder_of(const char *file, char *dir, size_t size)
-{
-    const char *slash = strrchr(file, '/');
-    if (slash == file)
-        snprintf(dir, size, "/");
-    else if (slash)
-        snprintf(dir, size, "%.*s", (int) (slash - file), file);
-    else
-        snprintf(dir, size, ".");
-}
-
 /* 1 when no run of ROWS succeeded, after a line that says so. */
 static int none_succeeded(const cmp_rows *rows)
 {
@@ -1124,10 +1112,10 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
         if (strcmp(opt->output, ".") != 0 || opt->nfrom > 1)
             snprintf(dir, sizeof dir, "%s", opt->output);
         else
-            folder_of(opt->from[0], dir, sizeof dir);
+            cmp_folder_of(opt->from[0], dir, sizeof dir);
         for (int f = 0; opt->nfrom > 1 && f < opt->nfrom; f++) {
             char set_dir[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
-            folder_of(opt->from[f], set_dir, sizeof set_dir);
+            cmp_folder_of(opt->from[f], set_dir, sizeof set_dir);
             if (realpath(set_dir, a) && realpath(dir, b) && strcmp(a, b) == 0)
                 return usage("--output: %s holds %s, one of the sets: their plots side by side "
                              "would stand beside its own results (choose another folder)",

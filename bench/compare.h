@@ -324,6 +324,9 @@ typedef struct cmp_stage {
 /* Every file of a comparison's set, results.json last: when it is new, so
  * is the rest.  NULL-ended. */
 extern const char *const cmp_result_files[];
+/* The folder FILE is in, into DIR (SIZE bytes): "." for a bare name, "/"
+ * for one at the root. */
+void cmp_folder_of(const char *file, char *dir, size_t size);
 /* Make DIR if need be and prove it a folder this program can write in, and
  * where no name of NAMES (NULL-ended) is a folder, before anything runs.
  * -1 to go on, or 2 after a line naming OPTION. */
