@@ -25,6 +25,40 @@ mgpu_status mgpu_device_count(int *count)
     return MGPU_OK;
 }
 
+#ifdef MGPU_HAVE_CUDA
+/* A GPU's UUID as nvidia-smi -L names it: "GPU-" and its 16 bytes in
+ * lower-case hex, grouped 4-2-2-2-6. */
+static void uuid_text(const struct cudaDeviceProp *prop, char *text, size_t size)
+{
+    const unsigned char *u = (const unsigned char *) prop->uuid.bytes;
+    snprintf(text, size, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
+}
+#endif
+
+mgpu_status mgpu_device_by_uuid(const char *uuid, int *device)
+{
+    *device = -1;
+#ifdef MGPU_HAVE_CUDA
+    /* The properties, not mgpu_device_info_get: no context is made on the
+     * devices passed by. */
+    for (int d = 0; mgpu_on_cuda() && d < mgpu_devices_available(); d++) {
+        struct cudaDeviceProp prop;
+        char text[sizeof((mgpu_device_info *) 0)->uuid];
+        MGPU_CUDA(cudaGetDeviceProperties(&prop, d), d);
+        uuid_text(&prop, text, sizeof text);
+        if (strcmp(text, uuid) == 0) {
+            *device = d;
+            break;
+        }
+    }
+#else
+    (void) uuid;
+#endif
+    return MGPU_OK;
+}
+
 mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info)
 {
     MGPU_TRY(mgpu_check_device(device));
@@ -43,12 +77,7 @@ mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info)
         info->pci_domain = prop.pciDomainID;
         info->pci_bus = prop.pciBusID;
         info->pci_device = prop.pciDeviceID;
-        /* The UUID's 16 bytes grouped 4-2-2-2-6, as nvidia-smi -L shows them. */
-        const unsigned char *u = (const unsigned char *) prop.uuid.bytes;
-        snprintf(info->uuid, sizeof info->uuid,
-                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-                 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-                 u[14], u[15]);
+        uuid_text(&prop, info->uuid, sizeof info->uuid);
         snprintf(info->pci_bus_id, sizeof info->pci_bus_id, "%04x:%02x:%02x.0",
                  (unsigned) prop.pciDomainID, (unsigned) prop.pciBusID,
                  (unsigned) prop.pciDeviceID);

@@ -48,7 +48,9 @@
 #include "config.h"
 #endif
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mgpu-private.h"
 #include "trace.h"
@@ -65,6 +67,7 @@ typedef struct peer {
 struct mgpu_ipc_halo {
     mgpu_stencil *st;
     int part, device;
+    char gpu[48]; /* the device's UUID */
     mgpu_barrier_fn barrier;
     void *ctx;
     uint32_t *signals;            /* this part's, which the neighbours write */
@@ -120,7 +123,11 @@ mgpu_status mgpu_ipc_halo_create(mgpu_ipc_halo **halo, mgpu_stencil *st, int par
     MGPU_TRY(mgpu_memset(h->device, h->signals, 0, SIGNALS * sizeof(uint32_t)));
     /* The buffers are published by index; a neighbour's block is read from
      * the one mgpu_stencil_buffer_index names for the step. */
+    mgpu_device_info info;
+    MGPU_TRY(mgpu_device_info_get(h->device, &info));
+    snprintf(h->gpu, sizeof h->gpu, "%s", info.uuid);
     mine->device = h->device;
+    memcpy(mine->gpu, h->gpu, sizeof mine->gpu);
     for (int b = 0; b < 2; b++)
         MGPU_TRY(
             mgpu_ipc_memory_handle(h->device, mgpu_stencil_buffer(st, part, b), &mine->buffer[b]));
@@ -131,16 +138,19 @@ mgpu_status mgpu_ipc_halo_connect(mgpu_ipc_halo *h, const mgpu_ipc_part *parts)
 {
     int n[2], count = others(h, n);
     for (int k = 0; k < count; k++) {
-        /* Two processes on one device need no peer access. */
-        int can = 1;
-        if (parts[n[k]].device != h->device)
-            MGPU_TRY(mgpu_peer_can_access(h->device, parts[n[k]].device, &can));
+        /* Two processes on one GPU need no peer access.  A GPU this process
+         * does not see is reached if its handles open below. */
+        int can = 1, there = -1;
+        if (strcmp(parts[n[k]].gpu, h->gpu) != 0)
+            MGPU_TRY(mgpu_device_by_uuid(parts[n[k]].gpu, &there));
+        if (there >= 0)
+            MGPU_TRY(mgpu_peer_can_access(h->device, there, &can));
         if (!can)
             return mgpu_fail(MGPU_ERR_USAGE,
                              "--exchange=ipc: device %d cannot access device "
                              "%d's memory (no peer access); use "
                              "--exchange=staged",
-                             h->device, parts[n[k]].device);
+                             h->device, there);
         peer *pr = &h->peers[n[k]];
         for (int b = 0; b < 2; b++) {
             void *ptr;

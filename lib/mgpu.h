@@ -160,6 +160,10 @@ typedef struct mgpu_device_info {
 
 mgpu_status mgpu_device_count(int *count);
 mgpu_status mgpu_device_info_get(int device, mgpu_device_info *info);
+/* The device of this process that is the GPU named UUID (an
+ * mgpu_device_info's uuid): *DEVICE its number, -1 where this process does
+ * not see it (CUDA_VISIBLE_DEVICES) and on the host backend. */
+mgpu_status mgpu_device_by_uuid(const char *uuid, int *device);
 
 /* Runtime API context switching: make DEVICE current for this thread. */
 mgpu_status mgpu_device_set(int device);

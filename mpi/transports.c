@@ -25,6 +25,7 @@
 #endif
 
 #include <stdbool.h>
+#include <string.h>
 
 #include <mpi.h>
 #ifdef HAVE_MPI_EXT_H
@@ -172,6 +173,88 @@ static mgpu_status mpi_usable(const mgpu_options *opt)
                           ranks_cuda_aware_name(job.aware));
 }
 
+/* What each rank tells the others of its GPU, to find which GPUs the
+ * ranks share and which reach each other (ipc_reach). */
+typedef struct gpu_card {
+    char uuid[48], bus_id[24];
+    int ready;             /* PROBE is a handle to open */
+    mgpu_ipc_handle probe; /* of a few bytes of its memory */
+} gpu_card;
+
+/* ipc, on one node: whether the ranks' GPUs reach each other's memory, and
+ * each rank has one of its own.  The ranks trade their GPUs' UUIDs and an
+ * IPC handle to a few bytes of each (MPI_Allgather), and each opens the
+ * others': a launcher may give every rank one GPU of its own
+ * (CUDA_VISIBLE_DEVICES, srun --gpus-per-task=1), and then no rank sees
+ * another's GPU to ask for peer access by number, but CUDA IPC still opens
+ * handles of GPUs the process does not see, where the GPUs reach each
+ * other.  Every rank comes to the same verdict (MPI_Allreduce), so that
+ * auto chooses alike. */
+static mgpu_status ipc_reach(void)
+{
+    gpu_card mine = {0}, cards[MGPU_MAX_DEVICES];
+    mgpu_device_info info = {0};
+    void *probe = NULL;
+    mgpu_status status = mgpu_device_info_get(job.device, &info);
+    if (status == MGPU_OK)
+        status = mgpu_malloc(job.device, 64, &probe);
+    if (status == MGPU_OK)
+        status = mgpu_ipc_memory_handle(job.device, probe, &mine.probe);
+    mine.ready = status == MGPU_OK;
+    memcpy(mine.uuid, info.uuid, sizeof mine.uuid);
+    memcpy(mine.bus_id, info.pci_bus_id, sizeof mine.bus_id);
+    MPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, cards, (int) sizeof mine, MPI_BYTE,
+                  MPI_COMM_WORLD);
+    /* Two ranks on one GPU would order each other by signals alone, across
+     * two contexts of one GPU, with nothing CUDA sees: NVIDIA's stream
+     * memory operations are not promised to progress there. */
+    int ready = 1, shared = -1;
+    for (int r = 0; r < job.ranks; r++) {
+        ready &= cards[r].ready;
+        for (int s = 0; s < r && shared < 0; s++)
+            if (strcmp(cards[s].uuid, cards[r].uuid) == 0)
+                shared = s * job.ranks + r;
+    }
+    /* The first pair (r, s), as r * ranks + s, where rank r cannot map the
+     * memory of rank s's GPU; ranks * ranks where none. */
+    int unreached = job.ranks * job.ranks;
+    for (int s = 0; s < job.ranks && ready && shared < 0; s++) {
+        void *mapped;
+        if (s == job.rank)
+            continue;
+        if (mgpu_ipc_memory_open(job.device, &cards[s].probe, &mapped) != MGPU_OK) {
+            unreached = job.rank * job.ranks + s;
+            break;
+        }
+        mgpu_ipc_memory_close(mapped);
+    }
+    /* Also every rank's mapping is closed before its owner frees it. */
+    MPI_Allreduce(MPI_IN_PLACE, &unreached, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (probe)
+        mgpu_free(job.device, probe);
+    if (!ready)
+        return status != MGPU_OK ? status
+                                 : mgpu_error_set(MGPU_ERR_USAGE,
+                                                  "--exchange=ipc: a rank could not set up "
+                                                  "CUDA IPC on its GPU (its own message says why)");
+    if (shared >= 0) {
+        int r = shared % job.ranks, s = shared / job.ranks;
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--exchange=ipc: ranks %d and %d drive one GPU (%s), and CUDA IPC "
+                              "would order them across two contexts of it (accepted there: "
+                              "staged, nccl; or a GPU for each rank)",
+                              s, r, cards[r].bus_id);
+    }
+    if (unreached < job.ranks * job.ranks) {
+        int r = unreached / job.ranks, s = unreached % job.ranks;
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--exchange=ipc: rank %d's GPU (%s) cannot map the memory of rank "
+                              "%d's (%s): no peer access between them; use --exchange=staged",
+                              r, cards[r].bus_id, s, cards[s].bus_id);
+    }
+    return MGPU_OK;
+}
+
 /* ipc: CUDA IPC, between the GPUs of one node that reach each other's
  * memory; no message travels, so none overlaps the inner rows. */
 static mgpu_status ipc_usable(const mgpu_options *opt)
@@ -196,25 +279,7 @@ static mgpu_status ipc_usable(const mgpu_options *opt)
         return mgpu_error_set(MGPU_ERR_USAGE, "--overlap: on overlaps the halo messages with the "
                                               "rows that read no halo, and --exchange=ipc sends "
                                               "none (accepted with ipc: --overlap=off)");
-    /* Two ranks on one device would order each other by signals alone,
-     * across two contexts of one GPU, with nothing CUDA sees: NVIDIA's
-     * stream memory operations are not promised to progress there. */
-    if (job.local_ranks > job.node_devices)
-        return mgpu_error_set(MGPU_ERR_USAGE,
-                              "--exchange=ipc: %d ranks on a node of %d device%s would share one "
-                              "(accepted there: staged, nccl; or at most %d ranks a node)",
-                              job.local_ranks, job.node_devices, job.node_devices == 1 ? "" : "s",
-                              job.node_devices);
-    /* On one node rank r drives device r mod the devices (ranks_prepare). */
-    int used = job.ranks < job.node_devices ? job.ranks : job.node_devices;
-    int all, pair[2];
-    MGPU_TRY(mgpu_peer_all(used, &all, pair));
-    if (!all)
-        return mgpu_error_set(MGPU_ERR_USAGE,
-                              "--exchange=ipc: device %d cannot access device %d's memory (no "
-                              "peer access); use --exchange=staged",
-                              pair[0], pair[1]);
-    return MGPU_OK;
+    return ipc_reach();
 }
 
 /* nccl: a build with NCCL and the cuda backend (mgpu_nccl_check), and

@@ -76,7 +76,7 @@ for ranks in 1 2 4; do
     if [ "$ranks" -gt 1 ] && [ "$code" -eq 0 ] && [ "${got%% *}" != ipc ]; then
         echo "# no peer access between the GPUs: ipc is not run on $ranks ranks"
         mpi_rejects "ipc without peer access on $ranks ranks: a usage error" \
-            "^mgpu-mpi: --exchange=ipc: device .*no peer access" $ranks "$prog" $common \
+            "^mgpu-mpi: --exchange=ipc: rank .*no peer access" $ranks "$prog" $common \
             --exchange=ipc --nx=17 --ny=13 --steps=2
         continue
     fi

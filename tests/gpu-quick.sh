@@ -288,6 +288,20 @@ group_mpi() {
     record_is "mpi: auto on one node" exchange ipc
     # Each rank tells its own GPU: D GPUs, none twice.
     provenance_is "mpi: -np $D" mpi $D
+    # A GPU for each rank, as srun --gpus-per-task=1 gives: every rank sees
+    # one device 0, and auto must still find (by UUID and an IPC handle
+    # each rank maps) that the GPUs reach each other and take ipc, the
+    # kernels storing their edge rows into a GPU their process does not see.
+    own_gpu='CUDA_VISIBLE_DEVICES=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-$SLURM_LOCALID}}'
+    check_run "mpi: -np $D, a GPU of its own a rank (CUDA_VISIBLE_DEVICES), auto, pattern2d" \
+        $launch -np $D sh -c "$own_gpu"' exec "$0" "$@"' "$mpi" $cpu --kernel=pattern2d \
+        --nx=1001 --ny=55 --steps=9
+    record_is "mpi: auto, a GPU of its own a rank" exchange ipc
+    provenance_is "mpi: -np $D, a GPU of its own a rank" mpi-own $D
+    # Ranks on one GPU must not be joined by IPC signals: refused by UUID.
+    mpi_rejects "mpi: ipc with every rank on GPU 0 (CUDA_VISIBLE_DEVICES=0) is a usage error" \
+        "^mgpu-mpi: --exchange=ipc: ranks 0 and 1 drive one GPU" $D \
+        env CUDA_VISIBLE_DEVICES=0 "$mpi" $one --exchange=ipc --nx=65 --ny=65 --steps=2
     check_run "mpi: -np $D, staged --overlap, pattern2d, 3 x $small (one row a device)" \
         $launch -np $D "$mpi" $cpu --exchange=staged --overlap --kernel=pattern2d --nx=3 \
         --ny=$small --steps=2

@@ -125,7 +125,10 @@ mgpu_status mgpu_ipc_memory_close(void *ptr);
  * (until then a neighbour may still read or write the part's buffers).
  * The cuda backend only. */
 typedef struct mgpu_ipc_part {
-    int device;                /* of the part, as its process numbers devices */
+    int device; /* of the part, as its process numbers devices */
+    /* Its GPU's UUID: the processes may number their devices otherwise, or
+     * see only their own (CUDA_VISIBLE_DEVICES per rank). */
+    char gpu[48];
     mgpu_ipc_handle buffer[2]; /* its two buffers */
     mgpu_ipc_handle signals;   /* the counters its neighbours write */
 } mgpu_ipc_part;
@@ -140,8 +143,10 @@ typedef mgpu_status (*mgpu_barrier_fn)(void *ctx);
 mgpu_status mgpu_ipc_halo_create(mgpu_ipc_halo **halo, mgpu_stencil *stencil, int part,
                                  mgpu_barrier_fn barrier, void *ctx, mgpu_ipc_part *mine);
 /* Once every part has published (PARTS, indexed by part): map the
- * neighbours' buffers and signals.  A neighbour on a device this
- * one cannot reach is MGPU_ERR_USAGE. */
+ * neighbours' buffers and signals.  A neighbour on a device this process
+ * sees and cannot reach is MGPU_ERR_USAGE; on one it does not see, the
+ * mapping itself tells (cudaIpcOpenMemHandle opens handles of devices the
+ * process does not see). */
 mgpu_status mgpu_ipc_halo_connect(mgpu_ipc_halo *halo, const mgpu_ipc_part *parts);
 /* At an exchange step: the waits for the neighbours and the copies that
  * their kernels did not do, on the part's stream. */
