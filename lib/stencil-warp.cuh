@@ -19,21 +19,24 @@ template <int VEC> struct cols {
 
 // Load this thread's VEC columns starting at COL of ROW: one wide load when the whole
 // group lies inside the row, else the cells that exist (the last group of a row whose
-// width is not a multiple of VEC; nothing past column nx-1 is read).
-template <int VEC>
+// width is not a multiple of VEC; nothing past column nx-1 is read).  COHERENT loads
+// through L2 alone (__ldcg), for rows that other multiprocessors wrote since the kernel
+// started (a resident kernel's earlier passes); a launch reads what was there before it.
+template <int VEC, bool COHERENT = false>
 __device__ __forceinline__ cols<VEC> load_cols(const float *__restrict__ row, long long col,
                                                long long nx, bool whole)
 {
     if constexpr (VEC == 4) {
         if (whole) {
-            const float4 q = *reinterpret_cast<const float4 *>(row + col);
+            const float4 *at = reinterpret_cast<const float4 *>(row + col);
+            const float4 q = COHERENT ? __ldcg(at) : *at;
             return cols<VEC>{{q.x, q.y, q.z, q.w}};
         }
     }
     cols<VEC> r;
 #pragma unroll
     for (int k = 0; k < VEC; k++)
-        r.v[k] = col + k < nx ? row[col + k] : 0.0f;
+        r.v[k] = col + k < nx ? (COHERENT ? __ldcg(row + col + k) : row[col + k]) : 0.0f;
     return r;
 }
 

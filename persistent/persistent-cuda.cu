@@ -51,6 +51,7 @@
 
 #include "mgpu-private.h"
 #include "persistent.h"
+#include "resident.cuh"
 #include "stencil-cell.cuh"
 
 namespace cg = cooperative_groups;
@@ -59,10 +60,6 @@ namespace {
 
 const unsigned full_warp = 0xffffffffu;
 const int block_threads = PERSISTENT_BLOCK_THREADS;
-
-typedef unsigned long long u64;
-typedef cuda::atomic_ref<u64, cuda::thread_scope_system> system_word;
-typedef cuda::atomic_ref<u64, cuda::thread_scope_device> device_word;
 
 // ------------------------------------------------------------- VEC columns of a row
 
@@ -153,73 +150,21 @@ __device__ __forceinline__ void do_tile(const persistent_part &d, const float *i
 
 // ------------------------------------------------------------- flags
 
-__device__ __forceinline__ u64 global_ns()
-{
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-__device__ __forceinline__ int stop_word(const persistent_part &d)
-{
-    return *static_cast<volatile int *>(&d.signal->stop);
-}
-
 // Tell the neighbours that phase PHASE is done: my halo writes of it are visible (the writers
 // fenced at system scope before this thread learnt of them) and my reads of my halos of it are
-// over.  The release store orders all that before the flag, at system scope.
+// over (resident.cuh's publish_to).
 __device__ __forceinline__ void publish(const persistent_part &d, u64 phase)
 {
-    if (d.up_flag)
-        system_word(*d.up_flag).store(phase + 1, cuda::memory_order_release);
-    if (d.down_flag)
-        system_word(*d.down_flag).store(phase + 1, cuda::memory_order_release);
+    publish_to(d.up_flag, d.down_flag, phase + 1);
 }
 
 // Wait until both neighbours have finished phase STEP (their flags reach STEP+1), the phases
-// that step STEP's halo reads and writes depend on.  False when the run is stopped or the wait
-// outlasts the limit (then the run is stopped for every kernel, with the reason for the host).
-// One thread per waiting warp or block calls it; its acquire loads order the halo reads after.
+// that step STEP's halo reads and writes depend on (resident.cuh's wait_words).  One thread per
+// waiting warp or block calls it; its acquire loads order the halo reads after.
 __device__ bool wait_neighbours(const persistent_part &d, long long step)
 {
-    const u64 want = static_cast<u64>(step) + 1;
-    system_word above(d.flags->from_above), below(d.flags->from_below);
-    u64 since = 0;
-    for (unsigned spins = 1;; spins++) {
-        if ((!d.wait_above || above.load(cuda::memory_order_acquire) >= want) &&
-            (!d.wait_below || below.load(cuda::memory_order_acquire) >= want))
-            return true;
-        // The stop word is in host memory, a bus round trip away: looked at now and then.
-        if (spins % 256 == 0) {
-            if (stop_word(d))
-                return false;
-            const u64 now = global_ns();
-            if (since == 0) {
-                since = now;
-            } else if (now - since > static_cast<u64>(d.wait_limit_ns)) {
-                volatile persistent_signal *signal = d.signal;
-                signal->part = d.part;
-                signal->step = step;
-                __threadfence_system();
-                signal->stop = STOP_TIMEOUT;
-                __threadfence_system();
-                return false;
-            }
-        }
-    }
-}
-
-// A wait gave up at STEP: every block leaves after the next grid barrier.
-__device__ __forceinline__ void record_abort(const persistent_part &d, long long step)
-{
-    atomicCAS(&d.flags->abort_at, 0ull, static_cast<u64>(step) + 1);
-}
-
-// After the grid barrier that ends STEP's work: whether a wait gave up at STEP or before.
-__device__ __forceinline__ bool aborted(const persistent_part &d, long long step)
-{
-    const u64 at = device_word(d.flags->abort_at).load(cuda::memory_order_relaxed);
-    return at != 0 && at <= static_cast<u64>(step) + 1;
+    return wait_words(d, &d.flags->from_above, &d.flags->from_below, static_cast<u64>(step) + 1,
+                      step);
 }
 
 // ------------------------------------------------------------- the passes
@@ -369,16 +314,16 @@ __global__ void __launch_bounds__(block_threads) persistent_kernel(persistent_pa
 
 // ------------------------------------------------------------- host side
 
-typedef void (*kernel_fn)(persistent_part);
+typedef persistent_kernel_fn kernel_fn;
 
 // float4 columns need 16-byte aligned rows everywhere a tile loads or stores.
 bool wide_rows(const persistent_part *d)
 {
     bool wide = d->pitch % 4 == 0;
     for (int b = 0; b < 2; b++) {
-        wide = wide && reinterpret_cast<uintptr_t>(d->buf[b]) % 16 == 0;
-        wide = wide && reinterpret_cast<uintptr_t>(d->up[b]) % 16 == 0;
-        wide = wide && reinterpret_cast<uintptr_t>(d->down[b]) % 16 == 0;
+        const void *rows[] = {d->buf[b], d->up[b], d->down[b], d->pull_top[b], d->pull_bottom[b]};
+        for (const void *r : rows)
+            wide = wide && reinterpret_cast<uintptr_t>(r) % 16 == 0;
     }
     return wide;
 }
@@ -386,6 +331,8 @@ bool wide_rows(const persistent_part *d)
 kernel_fn kernel_of(const persistent_part *d)
 {
     const bool wide = wide_rows(d);
+    if (d->halo > 1)
+        return deep_kernel_of(d);
     if (d->kernel == MGPU_KERNEL_JACOBI)
         return wide ? persistent_kernel<MGPU_KERNEL_JACOBI, 4>
                     : persistent_kernel<MGPU_KERNEL_JACOBI, 1>;
@@ -412,29 +359,37 @@ extern "C" mgpu_status persistent_prepare(persistent_part *d, int blocks_per_sm)
 {
     int dev, sms = 0, fit = 0;
     MGPU_CUDA(cudaGetDevice(&dev), -1);
+    if (d->halo > 1 && !wide_rows(d))
+        return mgpu_fail(MGPU_ERR_SYSTEM,
+                         "device %d: the deep-halo kernel loads float4 columns, and part %d's "
+                         "rows are not 16-byte aligned",
+                         dev, d->part);
     const kernel_fn kernel = kernel_of(d);
+    d->threads = d->halo > 1 ? PERSISTENT_DEEP_THREADS : block_threads;
     // Loads the kernel's code now: CUDA loads it lazily, at the first launch otherwise, and
     // a device whose kernel is late keeps its neighbours waiting.
     cudaFuncAttributes attributes;
     MGPU_CUDA(cudaFuncGetAttributes(&attributes, kernel), dev);
     MGPU_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), dev);
-    MGPU_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, block_threads, 0), dev);
+    MGPU_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, d->threads, 0), dev);
     if (fit < 1)
         return mgpu_fail(MGPU_ERR_USAGE,
                          "device %d: no block of %d threads of the persistent "
                          "kernel fits on a multiprocessor",
-                         dev, block_threads);
+                         dev, d->threads);
     if (blocks_per_sm > fit)
         blocks_per_sm = fit;
-    // No more blocks than the part has tiles for: the others would only add arrivals to
-    // every grid barrier.
-    const int vec = wide_rows(d) ? 4 : 1;
-    const long long groups = (d->nx + vec - 1) / vec, warps_per_block = block_threads / 32;
-    const long long tiles = d->rows * ((groups + 31) / 32);
     long long blocks = static_cast<long long>(sms) * blocks_per_sm;
-    const long long needed = (tiles + warps_per_block - 1) / warps_per_block;
-    if (blocks > needed)
-        blocks = needed;
+    // No more blocks than the part has tiles for: the others would only add arrivals to
+    // every grid barrier.  (The deep kernel spreads a pass over every multiprocessor.)
+    if (d->halo == 1) {
+        const int vec = wide_rows(d) ? 4 : 1;
+        const long long groups = (d->nx + vec - 1) / vec, warps_per_block = block_threads / 32;
+        const long long tiles = d->rows * ((groups + 31) / 32);
+        const long long needed = (tiles + warps_per_block - 1) / warps_per_block;
+        if (blocks > needed)
+            blocks = needed;
+    }
     d->blocks = static_cast<int>(blocks < 1 ? 1 : blocks);
     return MGPU_OK;
 }
@@ -445,7 +400,8 @@ extern "C" mgpu_status persistent_launch(const persistent_part *d, mgpu_stream *
     void *args[] = {&copy};
     MGPU_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(kernel_of(d)),
                                           dim3(static_cast<unsigned>(d->blocks)),
-                                          dim3(block_threads), args, 0, mgpu_stream_cuda(stream)),
+                                          dim3(static_cast<unsigned>(d->threads)), args, 0,
+                                          mgpu_stream_cuda(stream)),
               mgpu_stream_device(stream));
     return MGPU_OK;
 }

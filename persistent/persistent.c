@@ -52,6 +52,7 @@ static const mgpu_program program = {
                "halos on their own (peer pointers, flags in device memory, grid barriers)",
     .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT),
     .extra = extra,
+    .deep_halo = 1,
 };
 
 static mgpu_status needs_cuda(void)
@@ -142,18 +143,31 @@ static void describe(state *s, const mgpu_run *run, int part)
         .flags = s->flags[part],
         .signal = s->signal_dev,
         .wait_limit_ns = wait_limit_s * 1000000000LL,
+        .halo = run->opt->halo,
+        .time_block = mgpu_time_block_resolve(run->opt->time_block, run->opt->halo),
     };
+    /* Buffer b is mgpu_stencil_buffer's at step b, whatever the halo (mgpu.h). */
     for (int b = 0; b < 2; b++) {
         d->buf[b] = mgpu_stencil_buffer(s->st, part, b);
-        if (above >= 0)
+        if (d->halo == 1 && above >= 0)
             d->up[b] = mgpu_stencil_row(s->st, above, b, MGPU_ROW_HALO_BOTTOM);
-        if (below >= 0)
+        if (d->halo == 1 && below >= 0)
             d->down[b] = mgpu_stencil_row(s->st, below, b, MGPU_ROW_HALO_TOP);
+        if (d->halo > 1 && above >= 0)
+            d->pull_top[b] = mgpu_stencil_buffer(s->st, above, b) +
+                             mgpu_stencil_block_offset(s->st, above, MGPU_ROW_LAST);
+        if (d->halo > 1 && below >= 0)
+            d->pull_bottom[b] = mgpu_stencil_buffer(s->st, below, b) +
+                                mgpu_stencil_block_offset(s->st, below, MGPU_ROW_FIRST);
     }
-    if (d->wait_above)
+    if (d->wait_above) {
         d->up_flag = &s->flags[above]->from_below;
-    if (d->wait_below)
+        d->up_pulled = &s->flags[above]->pulled_by_below;
+    }
+    if (d->wait_below) {
         d->down_flag = &s->flags[below]->from_above;
+        d->down_pulled = &s->flags[below]->pulled_by_above;
+    }
 }
 
 static mgpu_status state_create(state *s, const mgpu_run *run)
@@ -296,9 +310,12 @@ static mgpu_status timed_runs(state *s, mgpu_run *run)
         mgpu_run_keep(run, r, seconds, seconds - launch_s);
     }
     if (run->record && run->compute) {
-        mgpu_record_set_text(run->record, "protocol", protocol_names[protocol]);
+        /* Deep halos meet once a cycle, by pulling (deep-cuda.cu): --protocol
+         * is how one-row halos meet. */
+        mgpu_record_set_text(run->record, "protocol",
+                             s->parts[0].halo > 1 ? "pull" : protocol_names[protocol]);
         mgpu_record_set_number(run->record, "blocks", s->parts[0].blocks);
-        mgpu_record_set_number(run->record, "block_threads", PERSISTENT_BLOCK_THREADS);
+        mgpu_record_set_number(run->record, "block_threads", s->parts[0].threads);
     }
     return run->field ? mgpu_stencil_gather_all(s->st, run->opt->steps, run->field) : MGPU_OK;
 }

@@ -18,8 +18,11 @@ enum persistent_protocol {
 };
 
 /* Threads per block of the persistent kernel: few large blocks make the
- * grid barrier cheap (one arrival per block). */
-enum { PERSISTENT_BLOCK_THREADS = 1024 };
+ * grid barrier cheap (one arrival per block).  The deep-halo kernel's
+ * warps keep T steps of rows in registers (lib/stencil-blocked.cuh), up to
+ * 200 a thread at T = 8: blocks of 256 threads may have 255 (with 512 the
+ * deeper passes spilled to local memory and ran at half speed). */
+enum { PERSISTENT_BLOCK_THREADS = 1024, PERSISTENT_DEEP_THREADS = 256 };
 
 /* In each part's device memory, zeroed before every run.  The two flags are
  * written by the neighbours through peer pointers, each on a 128-byte line of
@@ -34,6 +37,14 @@ typedef struct persistent_flags {
     unsigned long long edges_done; /* overlap: my edge warps' arrivals, all phases */
     unsigned long long abort_at;   /* step + 1 at which a wait gave up; 0: none */
     unsigned long long pad2[14];
+    /* --halo=K > 1: the cycles of K steps for which the part above (below)
+     * has copied my first (last) K rows, which my later passes of the cycle
+     * overwrite.  With deep halos from_above and from_below count the
+     * cycles the neighbours have ended. */
+    unsigned long long pulled_by_above;
+    unsigned long long pad3[15];
+    unsigned long long pulled_by_below;
+    unsigned long long pad4[15];
 } persistent_flags;
 
 /* In mapped host memory, shared by every part, zeroed before every run. */
@@ -53,8 +64,9 @@ typedef struct persistent_part {
     long long nx, rows; /* columns; interior rows of the part */
     size_t pitch;       /* floats from one row to the next */
     long long steps;
-    float *buf[2];                 /* the field before even / odd steps; local
-                                      rows 0 and rows+1 are the halos */
+    float *buf[2];                 /* the two buffers: with one-row halos the
+                                      field before even / odd steps, local
+                                      rows 0 and rows+1 the halos */
     float *up[2], *down[2];        /* per buffer: the halo row that my first
                                       row fills (the part above's bottom halo)
                                       and my last row fills (the part below's
@@ -66,7 +78,17 @@ typedef struct persistent_part {
     persistent_flags *flags;       /* mine */
     persistent_signal *signal;     /* device address of the shared block */
     long long wait_limit_ns;       /* a wait longer than this stops the run */
-    int blocks;                    /* grid size, set by persistent_prepare */
+    /* --halo=K > 1 (deep-cuda.cu): K halo rows a side (local rows 0..K-1 and
+     * rows+K..rows+2K-1), which each kernel copies from its neighbours
+     * every K steps, and passes of up to TIME_BLOCK steps between. */
+    int halo, time_block;
+    const float *pull_top[2];        /* per buffer: the part above's last K rows */
+    const float *pull_bottom[2];     /* and the part below's first K; NULL at a
+                                    fixed boundary (this part's own, alone) */
+    unsigned long long *up_pulled;   /* the part above's pulled_by_below and */
+    unsigned long long *down_pulled; /* the part below's pulled_by_above, where I
+                                        say I copied their rows; NULL as up_flag */
+    int blocks, threads;             /* grid and block size, set by persistent_prepare */
 } persistent_part;
 
 #ifdef MGPU_HAVE_CUDA

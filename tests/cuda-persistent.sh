@@ -1,6 +1,6 @@
 #!/bin/sh
 # cuda-persistent.sh - mgpu-persistent on GPUs, on 1, 2 and all devices (at
-# most 4): both protocols, both kernels, odd widths, uneven slabs, one-row
+# most 4): both protocols, deep halos, both kernels, odd widths, uneven slabs, one-row
 # slabs (the smallest grid each device count allows), 1, 2 and odd step
 # counts: bit-identical to the CPU reference; larger grids: bit-identical to
 # the library's kernel on one device.  Every run also times the exchanges
@@ -54,6 +54,33 @@ on_devices() {
         check_run "$protocol, $devices devices, jacobi 1024 x 1024, 101 steps, 2 blocks/SM" \
             "$prog" $common --verify=device --protocol=$protocol --devices=$devices \
             --kernel=jacobi --nx=1024 --ny=1024 --steps=101 --blocks-per-sm=2
+    done
+    # Deep halos (deep-cuda.cu): K rows copied every K steps, passes of T
+    # steps; one pass a cycle (T = K) and several (T < K: the neighbours
+    # wait for each other's copies before a second pass), T = 1, and T not
+    # dividing K (a short last pass).  On the smallest grid each depth
+    # allows (K rows a part, uneven), odd widths, and step counts that end
+    # in the middle of a cycle or before the first ends.
+    for kernel in pattern2d jacobi; do
+        for depth in "2 2" "4 4" "4 2" "5 2" "3 1" "8 3"; do
+            set -- $depth
+            for grid in "17 $(($1 * devices + 3)) $((2 * $1 + 1))" "1023 53 $(($1 - 1))" \
+                "129 $((2 * $1 * devices + 5)) 1"; do
+                set -- $depth $grid
+                check_run "--halo=$1 --time-block=$2, $devices devices, $kernel, $3 x $4, $5 steps" \
+                    "$prog" $cpu --halo=$1 --time-block=$2 --devices=$devices --kernel=$kernel \
+                    --nx=$3 --ny=$4 --steps=$5
+            done
+        done
+        check_run "--halo=4 --time-block=2, $devices devices, $kernel, warmup 2, repeat 3" \
+            "$prog" --backend=cuda --verify=cpu --warmup=2 --repeat=3 --halo=4 --time-block=2 \
+            --devices=$devices --kernel=$kernel --nx=131 --ny=67 --steps=11
+        for depth in "6 6" "8 4"; do
+            set -- $depth
+            check_run "--halo=$1 --time-block=$2, N vs 1 device: $devices devices, $kernel, 2049 x 1031" \
+                "$prog" $common --verify=device --halo=$1 --time-block=$2 --devices=$devices \
+                --kernel=$kernel --nx=2049 --ny=1031 --steps=37
+        done
     done
 }
 counts=$(printf '%s\n' 1 2 "$gpus" | awk -v n="$gpus" '$1 <= n && !seen[$1]++')

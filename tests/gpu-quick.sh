@@ -250,6 +250,13 @@ group_persistent() {
     check_run "persistent: barrier, jacobi 1024 x 1024, 101 steps, 2 blocks/SM, N vs 1" \
         "$persistent" $one --verify=device --devices=$D --protocol=barrier --kernel=jacobi \
         --nx=1024 --ny=1024 --steps=101 --blocks-per-sm=2
+    # Deep halos: K rows copied every K steps, two passes a cycle (the
+    # neighbours wait for each other's copies before the second); N vs 1
+    # with one pass a cycle, many cycles.
+    check_run "persistent: --halo=4 --time-block=2, jacobi, 1001 x 55" \
+        "$persistent" $cpu --halo=4 --time-block=2 --kernel=jacobi --nx=1001 --ny=55 --steps=11
+    check_run "persistent: --halo=6 --time-block=6, pattern2d, N vs 1" \
+        "$persistent" $vs1 --halo=6 --time-block=6 --kernel=pattern2d --steps=61
     check_fault "persistent: MGPU_INJECT_FAULT=100:1 is refused before the launch" \
         "device 1 .*step 100" $((seed_base + 7)) \
         env MGPU_INJECT_FAULT=100:1 "$persistent" --backend=cuda --devices=$D

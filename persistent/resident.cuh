@@ -1,0 +1,96 @@
+// resident.cuh - what mgpu-persistent's two resident kernels (persistent-cuda.cu, one-row
+// halos; deep-cuda.cu, --halo=K) meet their neighbours and the host through: counters in
+// device memory that the neighbours write through peer pointers, the host's STOP word, and
+// the one decision every block takes alike when a wait gives up.
+#ifndef MGPU_PERSISTENT_RESIDENT_CUH
+#define MGPU_PERSISTENT_RESIDENT_CUH
+
+#include <cuda/atomic>
+
+#include "persistent.h"
+
+namespace {
+
+typedef unsigned long long u64;
+typedef cuda::atomic_ref<u64, cuda::thread_scope_system> system_word;
+typedef cuda::atomic_ref<u64, cuda::thread_scope_device> device_word;
+
+__device__ __forceinline__ u64 global_ns()
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ int stop_word(const persistent_part &d)
+{
+    return *static_cast<volatile int *>(&d.signal->stop);
+}
+
+// VALUE into the counters UP and DOWN of the neighbours (either NULL: none there).  The
+// release store at system scope orders before it everything this thread has seen done:
+// the halo writes its writers fenced at system scope, the reads that ended at the grid
+// barrier before.
+__device__ __forceinline__ void publish_to(u64 *up, u64 *down, u64 value)
+{
+    if (up)
+        system_word(*up).store(value, cuda::memory_order_release);
+    if (down)
+        system_word(*down).store(value, cuda::memory_order_release);
+}
+
+// Wait until my counters ABOVE and BELOW (written by the part above and the part below, those
+// that are other parts) reach WANT.  False when the run is stopped or the wait outlasts the
+// limit, then stopped for every kernel with STEP and the part for the host's message.  The
+// acquire loads order the caller's reads of the neighbours' memory after.
+__device__ bool wait_words(const persistent_part &d, u64 *above_word, u64 *below_word, u64 want,
+                           long long step)
+{
+    system_word above(*above_word), below(*below_word);
+    u64 since = 0;
+    for (unsigned spins = 1;; spins++) {
+        if ((!d.wait_above || above.load(cuda::memory_order_acquire) >= want) &&
+            (!d.wait_below || below.load(cuda::memory_order_acquire) >= want))
+            return true;
+        // The stop word is in host memory, a bus round trip away: looked at now and then.
+        if (spins % 256 == 0) {
+            if (stop_word(d))
+                return false;
+            const u64 now = global_ns();
+            if (since == 0) {
+                since = now;
+            } else if (now - since > static_cast<u64>(d.wait_limit_ns)) {
+                volatile persistent_signal *signal = d.signal;
+                signal->part = d.part;
+                signal->step = step;
+                __threadfence_system();
+                signal->stop = STOP_TIMEOUT;
+                __threadfence_system();
+                return false;
+            }
+        }
+    }
+}
+
+// A wait gave up at STEP: every block leaves after the next grid barrier.
+__device__ __forceinline__ void record_abort(const persistent_part &d, long long step)
+{
+    atomicCAS(&d.flags->abort_at, 0ull, static_cast<u64>(step) + 1);
+}
+
+// After the grid barrier that follows a wait of STEP: whether a wait gave up at STEP or
+// before.  Every record made before that barrier is of STEP or earlier, every later one of a
+// later step, so every block decides alike.
+__device__ __forceinline__ bool aborted(const persistent_part &d, long long step)
+{
+    const u64 at = device_word(d.flags->abort_at).load(cuda::memory_order_relaxed);
+    return at != 0 && at <= static_cast<u64>(step) + 1;
+}
+
+} // namespace
+
+// A resident kernel, and deep-cuda.cu's for PART, whose rows take float4 loads.
+typedef void (*persistent_kernel_fn)(persistent_part);
+persistent_kernel_fn deep_kernel_of(const persistent_part *part);
+
+#endif /* MGPU_PERSISTENT_RESIDENT_CUH */
