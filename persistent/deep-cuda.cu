@@ -3,12 +3,14 @@
 // the library's passes of up to T = --time-block steps (lib/stencil-blocked.cuh, bit-identical
 // to T one-step passes), the first of which begins with each warp copying, through peer
 // pointers, the neighbours' rows that its strip reads into this part's halo rows: each kernel
-// pulls, and writes only its own memory.  Then a grid barrier, and the count of cycles done
-// goes to the neighbours (resident.cuh).  So a cycle of K steps costs K/T grid barriers and
-// one flag wait, where a one-row-halo step costs a barrier and a flag wait each.
+// pulls, and writes no field memory but its own (only its counters go into the neighbours'
+// memory).  Then a grid barrier, and the count of cycles done goes to the neighbours
+// (resident.cuh).  So a cycle of K steps costs ceil(K/T) grid barriers and one flag wait (two
+// where T < K: the neighbours' copies too), where a one-row-halo step costs a barrier and a
+// flag wait each.
 //
-// The passes and buffers are the library's (lib/stencil.c): after the copies at step c the
-// halos hold step c, so the pass that starts at phase i of the cycle and runs n steps
+// The passes and buffers are the library's (lib/stencil.c): after the copies at step cK the
+// halos hold step cK, so the pass that starts at phase i of the cycle and runs n steps
 // computes the slab and K-i-n rows beyond it on each side that has a neighbour (the
 // trapezoid), reading the buffer the passes before left the field in and writing the other.
 // The field after the run is where the library's gather looks for it.
@@ -27,16 +29,16 @@
 //    second pass of cycle c writes buffer B again: before it each block of N waits for P's
 //    PULLED (pulled_by_above/below in N's memory) >= c + 1, which P gives after the grid
 //    barrier that ends its first pass, copies included.
-// Nothing else crosses devices: each kernel writes only its own memory.  Inside a device, a
+// Nothing else crosses devices: no kernel writes another's field.  Inside a device, a
 // warp reads of its halo rows only the cells it copied itself (its columns of its strip's
 // rows; a warp beside it may write some of them too, the same values), and the grid barrier
 // after each pass orders the next pass's reads after every write they need.  Loads go
 // through L2 (__ldcg: L1 sees neither other multiprocessors' writes nor a peer's).  A part
 // alone with periodic rows (jacobi on one device) copies its own rows.
 //
-// A wait that gives up (the host's STOP, or --wait-limit) is recorded at the cycle's first
-// step; the block skips its passes, and every block leaves at the grid barrier after it
-// (resident.cuh).
+// A wait that gives up (the host's STOP, or --wait-limit) is recorded at the step it waited
+// for (the cycle's first, or the second pass's); the block skips its passes, and every block
+// leaves at the grid barrier after it (resident.cuh).
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -208,9 +210,13 @@ __global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS) deep_kernel(persisten
                            (bottom ? 0u : MGPU_ROWS_FIXED_BOTTOM);
     int b = 0;
     for (long long s = 0, c = 0; s < d.steps; s += k, c++) {
+        // The step at which this cycle's latest wait gives up, should it: the barrier after a
+        // wait looks for its record (aborted), and a later wait records a later step, so that
+        // no block, however late it reads, mistakes that record for one made before the barrier.
+        long long waited = s;
         // Read after write: the neighbours' edge rows of buffer B hold step S.
         bool ok = c == 0 || block_waits(d, &d.flags->from_above, &d.flags->from_below,
-                                        static_cast<u64>(c), s);
+                                        static_cast<u64>(c), waited);
         if (!d.compute && ok)
             pull_halos<VEC>(d, b, thread, threads);
         for (long long phase = 0; d.compute && phase < k && s + phase < d.steps;) {
@@ -218,15 +224,16 @@ __global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS) deep_kernel(persisten
             n = n < d.steps - s - phase ? n : d.steps - s - phase;
             if (phase > 0) {
                 grid.sync();
-                if (aborted(d, s))
+                if (aborted(d, waited))
                     return;
                 if (phase == d.time_block) {
                     // Write after read: this pass rewrites my edge rows, which the
                     // neighbours copy in their first pass; mine were copied in mine.
                     if (leader)
                         publish_to(d.up_pulled, d.down_pulled, static_cast<u64>(c) + 1);
+                    waited = s + phase;
                     ok = block_waits(d, &d.flags->pulled_by_above, &d.flags->pulled_by_below,
-                                     static_cast<u64>(c) + 1, s);
+                                     static_cast<u64>(c) + 1, waited);
                 }
             }
             const long long beyond = k - phase - n;
@@ -240,7 +247,7 @@ __global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS) deep_kernel(persisten
         // My edge rows reach the neighbours' copies before the count says so.
         __threadfence_system();
         grid.sync();
-        if (aborted(d, s))
+        if (aborted(d, waited))
             return;
         if (leader)
             publish_to(d.up_flag, d.down_flag, static_cast<u64>(c) + 1);

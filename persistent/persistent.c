@@ -4,11 +4,13 @@
  * persistent kernel (cooperative launch, every block resident) runs every
  * step of its slab, writes its edge rows into the neighbours' halo rows
  * through peer pointers, and meets the neighbours' kernels through flags in
- * device memory, with a grid-wide barrier between steps.  No launch, no
+ * device memory, with a grid-wide barrier between steps; with --halo=K each
+ * kernel instead copies its neighbours' K edge rows every K steps and runs
+ * the library's passes of up to T steps between (deep-cuda.cu).  No launch, no
  * event and no host decision sits between two steps, so what a step costs
  * here is what the devices and the link cost: the floor that the host-driven
  * strategies are measured against.  The protocol and its hazards are in
- * persistent-cuda.cu and doc/persistent.md.
+ * persistent-cuda.cu, deep-cuda.cu and doc/persistent.md.
  *
  * The host backend cannot run it: its "devices" run one kernel to its end
  * before the next starts, so two kernels that wait for each other would
@@ -32,13 +34,14 @@ static long long wait_limit_s = 10;
 
 static const mgpu_extra_option extra[] = {
     {"protocol",
-     "how a device meets its neighbours each step: overlap (only the warps of the "
+     "how a device meets its neighbours each step, with one-row halos: overlap "
+     "(only the warps of the "
      "edge rows wait for the neighbours' flags, the interior is computed meanwhile) "
      "or barrier (compute all, grid barrier, flags, grid barrier)",
      protocol_names, 0, 1, 0, &protocol, NULL},
     {"blocks-per-sm",
-     "persistent blocks of 1024 threads per multiprocessor (fewer where they "
-     "do not fit)",
+     "persistent blocks per multiprocessor, of 1024 threads (256 with --halo "
+     "above 1; fewer where they do not fit)",
      NULL, 1, 32, 0, &blocks_per_sm, NULL},
     {"wait-limit", "seconds a kernel waits for a neighbour before it stops the run", NULL, 1, 3600,
      0, &wait_limit_s, NULL},

@@ -84,7 +84,8 @@ typedef struct persistent_part {
     int halo, time_block;
     const float *pull_top[2];        /* per buffer: the part above's last K rows */
     const float *pull_bottom[2];     /* and the part below's first K; NULL at a
-                                    fixed boundary (this part's own, alone) */
+                                        fixed boundary; a part alone with periodic
+                                        rows points at its own */
     unsigned long long *up_pulled;   /* the part above's pulled_by_below and */
     unsigned long long *down_pulled; /* the part below's pulled_by_above, where I
                                         say I copied their rows; NULL as up_flag */

@@ -79,8 +79,9 @@ __device__ __forceinline__ void record_abort(const persistent_part &d, long long
 }
 
 // After the grid barrier that follows a wait of STEP: whether a wait gave up at STEP or
-// before.  Every record made before that barrier is of STEP or earlier, every later one of a
-// later step, so every block decides alike.
+// before.  The caller makes every wait after that barrier record a later step than STEP, so
+// that a record made while some block has yet to look is not taken for one made before the
+// barrier: every block decides alike.
 __device__ __forceinline__ bool aborted(const persistent_part &d, long long step)
 {
     const u64 at = device_word(d.flags->abort_at).load(cuda::memory_order_relaxed);
