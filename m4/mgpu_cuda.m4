@@ -12,8 +12,12 @@ AC_ARG_WITH([cuda-arch],
   [AS_HELP_STRING([--with-cuda-arch=LIST],
     [GPU architectures to build for, comma separated; native: those of this
      machine's GPUs, as nvcc -arch=native finds them
-     (default: sm_75,sm_80,sm_86,sm_89,sm_90)])],
-  [], [with_cuda_arch=sm_75,sm_80,sm_86,sm_89,sm_90])
+     (default: sm_75,sm_80,sm_90)])],
+  [], [with_cuda_arch=sm_75,sm_80,sm_90])
+# Not sm_86 and sm_89 by default: a GPU runs the code built for an earlier
+# architecture of its major version, so theirs is sm_80's, and each
+# architecture more costs every .cu file another compile (persistent/deep-
+# cuda.cu's sixteen kernels take a minute each on a core).
 AC_ARG_VAR([NVCC], [CUDA compiler])
 AC_ARG_VAR([NVCCFLAGS], [flags for the CUDA compiler])
 
