@@ -218,9 +218,20 @@ require_gpus() {
 # tests assert.  The lock is released when the script exits (util-linux
 # flock; without it the scripts run at once, as before).
 gpu_lock() {
-    command -v flock >/dev/null 2>&1 || return 0
-    exec 9>"$top_builddir/tests/gpu.lock"
-    flock 9
+    if command -v flock >/dev/null 2>&1; then
+        exec 9>"$top_builddir/tests/gpu.lock"
+        flock 9
+    fi
+    gpu_hold
+}
+
+# gpu_hold: while this script runs, a process of its own holds a CUDA
+# context on each GPU it sees, so that each run does not pay the driver's
+# set-up of every GPU (tests/gpu-hold.c says why).  MGPU_GPU_HOLD=0 leaves
+# the GPUs unheld, to measure what the holder gives.
+gpu_hold() {
+    [ "${MGPU_GPU_HOLD:-1}" != 0 ] && [ -x "$top_builddir/tests/gpu-hold" ] || return 0
+    "$top_builddir/tests/gpu-hold" </dev/null >/dev/null 9>&- &
 }
 
 # mpi_launcher host|cuda: set $launch to mpirun with what every test job
