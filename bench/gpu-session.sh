@@ -5,10 +5,12 @@
 # ./gpu-out).  STAGES picks what runs (default: build quick, the quick GPU
 # tier that every GPU change runs; the others: quick2 check2 checkall
 # gpu2-a gpu2-b gpu2-c gpu2-d gpu-a gpu-b gpu-c gpu-d kernels tune blocked
-# p2p compare streams mpi big peerdiag).  Run from the source tree.  quick
-# is `make check-gpu' on all the GPUs, quick2 on the first two.  The full
-# GPU tests (the GPU scripts run one at a time: their lock) come in four
-# quarters, each one device call: gpu2-* on 2 GPUs, gpu-* on all.
+# p2p compare sizes stepcost streams mpi big peerdiag).  Run from the
+# source tree.  quick is `make check-gpu' on all the GPUs, quick2 on the
+# first two.  The full GPU tests (the GPU scripts run one at a time: their
+# lock) come in four quarters, each one device call: gpu2-* on 2 GPUs,
+# gpu-* on all.  compare, sizes and stepcost are the comparison on 1, 2 and
+# all the GPUs that doc/compare-*/ and doc/step-cost-*/ hold.
 # The host tests are CI's; check2 and checkall run the whole suite, which
 # on a machine of many cores slows the host tests beside the GPU scripts
 # past their time limits (BENCHMARKS.md section 12).
@@ -75,7 +77,22 @@ csv() { # PROGRAM ARGS: one CSV record line per run into $out/bench.csv
         echo "FAILED: $*" | tee -a "$out/summary.txt"
 }
 
+# hold_gpus: once, before the first stage that times runs, a context on
+# each GPU for the rest of the session, so that each run does not pay the
+# driver's set-up of every GPU it sees (tests/gpu-hold.c; runs time
+# themselves inside the process, so their figures do not change).
+held=no
+hold_gpus() {
+    [ $held = yes ] && return
+    held=yes
+    make tests/gpu-hold >/dev/null 2>&1 && tests/gpu-hold </dev/null >/dev/null &
+}
+
 for stage in $stages; do
+    case $stage in
+    build | quick* | check* | gpu*) ;;
+    *) hold_gpus ;;
+    esac
     case $stage in
     build)
         log "build"
@@ -117,12 +134,29 @@ for stage in $stages; do
         (cd "$out" && tar czf p2p.tgz p2p-*.txt && rm -f p2p-*.txt)
         ;;
     compare)
-        log "mgpu-compare, 16384 x 16384, 1000 steps"
-        mkdir -p "$out/compare"
-        bench/mgpu-compare --backend=cuda --devices=1,$(echo $counts | tr ' ' ,) --nx=16384 --ny=16384 \
-            --steps=1000 --repeat=3 --output="$out/compare" >"$out/compare.txt" 2>&1
-        echo "compare exit $?" | tee -a "$out/summary.txt"
-        (cd "$out" && tar czf compare.tgz compare compare.txt && rm -rf compare)
+        # KERNELS: which kernels (default both), one comparison each.
+        for k in ${KERNELS:-pattern2d jacobi}; do
+            log "mgpu-compare, $k, 16384 x 16384, 1000 steps"
+            mkdir -p "$out/compare-$k"
+            bench/mgpu-compare --backend=cuda --devices=1,$(echo $counts | tr ' ' ,) --nx=16384 \
+                --ny=16384 --kernel=$k --steps=1000 --repeat=3 --output="$out/compare-$k" \
+                >"$out/compare-$k.txt" 2>&1
+            echo "compare $k exit $?" | tee -a "$out/summary.txt"
+        done
+        ;;
+    sizes)
+        log "mgpu-compare, jacobi, 1024 to 16384 squared"
+        mkdir -p "$out/sizes"
+        bench/mgpu-compare --backend=cuda --devices=1,$(echo $counts | tr ' ' ,) \
+            --sizes=1024:16384 --kernel=jacobi --output="$out/sizes" >"$out/sizes.txt" 2>&1
+        echo "sizes exit $?" | tee -a "$out/summary.txt"
+        ;;
+    stepcost)
+        # PEER: a checkout of multi-gpu-programming-models, run beside.
+        log "bench/step-cost.sh on $ngpu devices${PEER:+, beside $PEER}"
+        OUT="$out/stepcost" sh bench/step-cost.sh "1024 2048 4096 8192 16384" "$ngpu" \
+            >"$out/stepcost.txt" 2>&1
+        echo "step-cost exit $?" | tee -a "$out/summary.txt"
         ;;
     streams)
         log "mgpu-streams figures"
