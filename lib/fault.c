@@ -1,5 +1,7 @@
 /* fault.c - MGPU_INJECT_FAULT=STEP:DEVICE: make one worker fail on purpose,
- * so that every strategy's failure handling can be tested. */
+ * so that every strategy's failure handling can be tested; and
+ * MGPU_INJECT_DELAY=US:DEVICE, a device slower than its neighbours, for
+ * the kernels that order their exchanges themselves (mgpu-persistent). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -17,24 +19,29 @@ static struct {
 } fault;
 static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
 
-/* STEP and DEVICE are whole numbers as the command line's are
- * (mgpu_parse_integer): no blank before or after either, and a STEP past
- * the largest long long is refused, not clamped to it. */
+/* TEXT as two whole numbers A:B as the command line's are
+ * (mgpu_parse_integer): no blank before or after either, and a number
+ * past the largest long long is refused, not clamped to it. */
+static int parse_pair(const char *text, long long *a, long long *b)
+{
+    char first[32];
+    const char *colon = strchr(text, ':');
+    if (!colon || (size_t) (colon - text) >= sizeof first)
+        return -1;
+    memcpy(first, text, (size_t) (colon - text));
+    first[colon - text] = '\0';
+    return mgpu_parse_integer(first, a) != 0 || mgpu_parse_integer(colon + 1, b) != 0 ? -1 : 0;
+}
+
 static void fault_read(void)
 {
     const char *text = getenv("MGPU_INJECT_FAULT");
     if (!text || !*text)
         return;
     fault.set = 1;
-    char step[32];
-    const char *colon = strchr(text, ':');
-    if (!colon || (size_t) (colon - text) >= sizeof step)
-        return;
-    memcpy(step, text, (size_t) (colon - text));
-    step[colon - text] = '\0';
     long long device;
-    if (mgpu_parse_integer(step, &fault.step) != 0 || fault.step < 0 ||
-        mgpu_parse_integer(colon + 1, &device) != 0 || device < 0 || device >= MGPU_MAX_DEVICES)
+    if (parse_pair(text, &fault.step, &device) != 0 || fault.step < 0 || device < 0 ||
+        device >= MGPU_MAX_DEVICES)
         return;
     fault.device = (int) device;
     fault.valid = 1;
@@ -93,5 +100,25 @@ mgpu_status mgpu_fault_check_steps(int nparts, long long first, long long count)
     for (int p = 0; p < nparts; p++)
         for (long long step = first; step < first + count; step++)
             MGPU_TRY(mgpu_fault_check(p, step));
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_delay_requested(int ndevices, int *device, long long *us)
+{
+    const char *text = getenv("MGPU_INJECT_DELAY");
+    *device = -1;
+    *us = 0;
+    if (!text || !*text)
+        return MGPU_OK;
+    long long d, wait;
+    if (parse_pair(text, &wait, &d) != 0 || wait < 1 || wait > MGPU_DELAY_MAX_US || d < 0 ||
+        d >= ndevices)
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "MGPU_INJECT_DELAY: '%s' is not US:DEVICE "
+                         "(accepted: US from 1 to %d microseconds, DEVICE from 0 to %d, "
+                         "one of the %d device%s)",
+                         text, MGPU_DELAY_MAX_US, ndevices - 1, ndevices, ndevices == 1 ? "" : "s");
+    *device = (int) d;
+    *us = wait;
     return MGPU_OK;
 }

@@ -599,6 +599,8 @@ static void print_usage(const mgpu_program *program, FILE *out)
     fprintf(out, "\nEnvironment:\n");
     help_line(out, "MGPU_INJECT_FAULT=STEP:DEVICE",
               "make the worker of DEVICE fail at STEP (a test of the failure paths)");
+    for (const char *const *e = program->environment; e && e[0]; e += 2)
+        help_line(out, e[0], e[1]);
     help_line(out, "CUDA_VISIBLE_DEVICES", "the GPUs the CUDA runtime shows, and their order");
     help_line(out, "OMP_PROC_BIND, OMP_PLACES",
               "when set, OpenMP's placement of threads is kept, not --bind's");

@@ -179,14 +179,14 @@ __device__ void pass(const persistent_part &d, int n, const float *in, float *ou
 }
 
 // Thread 0 of each block waits for my counters ABOVE and BELOW to reach WANT (the counters
-// are in this device's memory: every block may poll them), and the block learns whether it
-// may go on.  A wait that gives up is recorded at STEP; every block leaves at the next grid
+// are in this device's memory: every block may poll them), then sleeps if this is the slow
+// part of MGPU_INJECT_DELAY, and the block learns whether it may go on.  A wait that gives up is recorded at STEP; every block leaves at the next grid
 // barrier after it.
 __device__ bool block_waits(const persistent_part &d, u64 *above, u64 *below, u64 want,
                             long long step)
 {
     bool ok = true;
-    if (threadIdx.x == 0 && !wait_words(d, above, below, want, step)) {
+    if (threadIdx.x == 0 && !(wait_words(d, above, below, want, step) && dawdle(d))) {
         record_abort(d, step);
         ok = false;
     }

@@ -205,7 +205,7 @@ __device__ void overlap_pass(const persistent_part &d, const shape &sh, long lon
         if (edge && !ready) {
             int ok = 1;
             if (sh.lane == 0) {
-                ok = wait_neighbours(d, phase - 1);
+                ok = wait_neighbours(d, phase - 1) && dawdle(d);
                 if (!ok)
                     record_abort(d, phase - 1);
             }
@@ -281,7 +281,7 @@ __device__ void run_steps(const persistent_part &d, const shape &sh)
             // the neighbours' phase t before anyone starts step t.
             if (leader) {
                 publish(d, static_cast<u64>(t));
-                if (!wait_neighbours(d, t))
+                if (!wait_neighbours(d, t) || !dawdle(d))
                     record_abort(d, t);
             }
             grid.sync();

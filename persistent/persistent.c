@@ -48,6 +48,14 @@ static const mgpu_extra_option extra[] = {
     {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
+static const char *const environment[] = {
+    "MGPU_INJECT_DELAY=US:DEVICE",
+    "DEVICE's kernel sleeps US microseconds (1 to 10000000) after each wait for "
+    "its neighbours, before it reads what they gave (a test of the order the "
+    "flags keep: the neighbours run ahead)",
+    NULL,
+};
+
 static const mgpu_program program = {
     .name = "mgpu-persistent",
     .strategy = "device-driven",
@@ -56,6 +64,7 @@ static const mgpu_program program = {
     .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT),
     .extra = extra,
     .deep_halo = 1,
+    .environment = environment,
 };
 
 static mgpu_status needs_cuda(void)
@@ -77,6 +86,8 @@ typedef struct state {
     persistent_signal *signal;                 /* mapped: the host's address */
     persistent_signal *signal_dev;             /* and the devices' */
     persistent_part parts[MGPU_MAX_DEVICES];
+    int slow_part;     /* MGPU_INJECT_DELAY's device, or -1 */
+    long long slow_us; /* and how long it sleeps at each wait */
 } state;
 
 /* MGPU_INJECT_FAULT: the kernels cannot fail on purpose at a step without a
@@ -146,6 +157,7 @@ static void describe(state *s, const mgpu_run *run, int part)
         .flags = s->flags[part],
         .signal = s->signal_dev,
         .wait_limit_ns = wait_limit_s * 1000000000LL,
+        .delay_ns = part == s->slow_part ? s->slow_us * 1000 : 0,
         .halo = run->opt->halo,
         .time_block = mgpu_time_block_resolve(run->opt->time_block, run->opt->halo),
     };
@@ -177,6 +189,7 @@ static mgpu_status state_create(state *s, const mgpu_run *run)
 {
     const mgpu_options *opt = run->opt;
     memset(s, 0, sizeof *s);
+    MGPU_TRY(mgpu_delay_requested(run->ndevices, &s->slow_part, &s->slow_us));
     /* direct: the stencil domain enables peer access between neighbours, so
      * that the kernels may use each other's pointers. */
     mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);

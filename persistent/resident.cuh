@@ -72,6 +72,24 @@ __device__ bool wait_words(const persistent_part &d, u64 *above_word, u64 *below
     }
 }
 
+// MGPU_INJECT_DELAY's slow part: after a wait for the neighbours, sleep D.delay_ns before
+// reading what they gave, so that at every exchange they run ahead of this part by that much
+// and the counters alone keep them from overwriting what it has yet to read (a test hook;
+// doc/persistent.md).  False when the run is stopped meanwhile: the caller gives up as after a
+// failed wait.
+__device__ bool dawdle(const persistent_part &d)
+{
+    if (d.delay_ns <= 0)
+        return true;
+    const u64 until = global_ns() + static_cast<u64>(d.delay_ns);
+    while (global_ns() < until) {
+        if (stop_word(d))
+            return false;
+        __nanosleep(1000);
+    }
+    return true;
+}
+
 // A wait gave up at STEP: every block leaves after the next grid barrier.
 __device__ __forceinline__ void record_abort(const persistent_part &d, long long step)
 {

@@ -6,7 +6,9 @@
 # the library's kernel on one device.  Every run also times the exchanges
 # alone (the driver's compute=0 run), and repeated runs after warm-ups check
 # that the flags start from zero each time.  An injected fault and --steps=0
-# are refused the library's way.  Skips (exit 77) when there is no usable GPU.
+# are refused the library's way.  A slow device (MGPU_INJECT_DELAY) changes
+# nothing in the field, and a silent one stops the run at --wait-limit.
+# Skips (exit 77) when there is no usable GPU.
 . "$top_srcdir/tests/lib.sh"
 prog="$top_builddir/persistent/mgpu-persistent"
 err="${TMPDIR:-/tmp}/cuda-persistent-err.$$"
@@ -106,17 +108,68 @@ code=$?
 tap $? "--steps=0: exit 2 with one line (exit $code)"
 
 # An injected fault: the host checks every part and step before it launches,
-# so the run ends at once with exit 1 and the library's one line.
+# so the run ends at once with exit 1 and the library's one line; with deep
+# halos too.
 if [ "$gpus" -ge 2 ]; then
-    started=$(milliseconds)
-    run_limited env MGPU_INJECT_FAULT=100:1 "$prog" $common --verify=none --devices=2 \
-        --nx=2048 --ny=2048 --steps=1000000 >/dev/null 2>"$err"
-    code=$?
-    took=$(($(milliseconds) - started))
-    [ "$code" -eq 1 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q 'device 1 .*step 100' "$err"
-    tap $? "MGPU_INJECT_FAULT=100:1: exit 1 with one line ($code, $took ms)"
-    sed 's/^/# /' "$err"
+    for what in "" "--halo=4 --time-block=2"; do
+        started=$(milliseconds)
+        run_limited env MGPU_INJECT_FAULT=100:1 "$prog" $common --verify=none --devices=2 \
+            --nx=2048 --ny=2048 --steps=1000000 $what >/dev/null 2>"$err"
+        code=$?
+        took=$(($(milliseconds) - started))
+        [ "$code" -eq 1 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q 'device 1 .*step 100' "$err"
+        tap $? "MGPU_INJECT_FAULT=100:1 $what: exit 1 with one line ($code, $took ms)"
+        sed 's/^/# /' "$err"
+    done
 fi
+
+# A slow neighbour (MGPU_INJECT_DELAY=US:DEVICE): one device sleeps after
+# each wait for its neighbours, before it reads what they gave, so that at
+# every exchange they run ahead of it and only the counters keep them from
+# overwriting rows it has yet to read: the one-row halos it reads (both
+# protocols), the edge rows it copies (deep, one pass a cycle), and those
+# rows again before their second pass (T < K).  A middle device where there
+# are more than 2, with two neighbours; jacobi's periodic rows give every
+# device two.  Bit-identical to the CPU reference.
+if [ "$gpus" -ge 2 ]; then
+    slow=$((gpus / 2))
+    for what in --protocol=overlap --protocol=barrier "--halo=4 --time-block=4" \
+        "--halo=4 --time-block=2" "--halo=5 --time-block=2"; do
+        for kernel in pattern2d jacobi; do
+            check_run "slow device $slow (MGPU_INJECT_DELAY=300:$slow), $what, $gpus devices, $kernel" \
+                env MGPU_INJECT_DELAY=300:$slow "$prog" $cpu $what --devices="$gpus" \
+                --kernel=$kernel --nx=1023 --ny=53 --steps=41
+        done
+    done
+
+    # A neighbour that stops answering: device $slow sleeps 10 s at its first
+    # wait; its neighbours give up after --wait-limit=1, raise the STOP word,
+    # and every kernel leaves, the sleeper too (it looks at the STOP word
+    # while it sleeps), each block at the same barrier: exit 1 with the
+    # one line naming the wait, in well under the 10 s (a kernel left behind
+    # would hang the run).
+    for what in --protocol=overlap --protocol=barrier "--halo=4 --time-block=4" \
+        "--halo=4 --time-block=2"; do
+        started=$(milliseconds)
+        limit=60 run_limited env MGPU_INJECT_DELAY=10000000:$slow "$prog" $common \
+            --verify=none --devices="$gpus" --wait-limit=1 $what --nx=2048 --ny=2048 \
+            --steps=100000 >/dev/null 2>"$err"
+        code=$?
+        took=$(($(milliseconds) - started))
+        [ "$code" -eq 1 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q 'waited more than 1 s' "$err" &&
+            [ "$took" -lt 5000 ]
+        tap $? "device $slow silent for 10 s, $what: --wait-limit=1 ends the run (exit $code, $took ms)"
+        sed 's/^/# /' "$err"
+    done
+fi
+
+# MGPU_INJECT_DELAY names what it accepts.
+run_limited env MGPU_INJECT_DELAY=300:$gpus "$prog" $common --devices="$gpus" --nx=64 --ny=64 \
+    --steps=2 >/dev/null 2>"$err"
+code=$?
+[ "$code" -eq 2 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q 'MGPU_INJECT_DELAY.*DEVICE from 0' "$err"
+tap $? "MGPU_INJECT_DELAY=300:$gpus (no such device): exit 2 with one line (exit $code)"
+sed 's/^/# /' "$err"
 
 echo "1..$tap_count"
 [ "$tap_failed" -eq 0 ]

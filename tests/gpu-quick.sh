@@ -260,6 +260,19 @@ group_persistent() {
     check_fault "persistent: MGPU_INJECT_FAULT=100:1 is refused before the launch" \
         "device 1 .*step 100" $((seed_base + 7)) \
         env MGPU_INJECT_FAULT=100:1 "$persistent" --backend=cuda --devices=$D
+    # A slow middle device (MGPU_INJECT_DELAY): at every exchange its
+    # neighbours run ahead, and only the counters keep them from overwriting
+    # the rows it has yet to copy (the deep kernel's two waits a cycle).
+    check_run "persistent: device $((D / 2)) slow, --halo=4 --time-block=2, pattern2d, 1023 x 55" \
+        env MGPU_INJECT_DELAY=300:$((D / 2)) "$persistent" $cpu --halo=4 --time-block=2 \
+        --kernel=pattern2d --nx=1023 --ny=55 --steps=41
+    # A device that stops answering: its neighbours give up at --wait-limit
+    # and every block of every kernel leaves at one barrier (the abort path
+    # on the devices, which no host check covers).
+    check_fault "persistent: a device silent for 10 s, --halo=4 --time-block=2, --wait-limit=1" \
+        "waited more than 1 s" $((seed_base + 11)) \
+        env MGPU_INJECT_DELAY=10000000:$((D / 2)) "$persistent" --backend=cuda --devices=$D \
+        --wait-limit=1 --halo=4 --time-block=2
 }
 
 group_fork() {

@@ -120,6 +120,9 @@ typedef struct mgpu_program {
                                        else one thread drives every device, and
                                        mgpu_main binds it near the first device */
     int deep_halo;                  /* takes --halo and --time-block above 1 */
+    const char *const *environment; /* variables of its own for --help: NAME,
+                                       TEXT pairs ended by a NULL NAME; may be
+                                       NULL */
 } mgpu_program;
 
 /* Parse the command line into OPT (defaults first).  Returns -1 to go on,
@@ -483,6 +486,16 @@ mgpu_status mgpu_fault_check_steps(int nparts, long long first, long long count)
  * for is malformed or can never fire in a run of NDEVICES devices and
  * STEPS steps. */
 mgpu_status mgpu_fault_validate(int ndevices, long long steps);
+
+/* MGPU_INJECT_DELAY=US:DEVICE: DEVICE is slow, by US microseconds at each
+ * exchange, so that its neighbours run ahead of it (mgpu-persistent's
+ * kernels sleep after each wait for their neighbours; a test of the order
+ * their flags keep).  Into *DEVICE and *US: the device, or -1 and 0 when
+ * the variable is unset; MGPU_ERR_USAGE, naming the variable and what it
+ * accepts, when it is not US:DEVICE with US from 1 to MGPU_DELAY_MAX_US
+ * and DEVICE one of the run's NDEVICES. */
+enum { MGPU_DELAY_MAX_US = 10000000 };
+mgpu_status mgpu_delay_requested(int ndevices, int *device, long long *us);
 
 #ifdef __cplusplus
 }
