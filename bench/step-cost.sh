@@ -6,7 +6,9 @@
 #   bench/step-cost.sh [SIZES] [DEVICES]      (default: 1024 2048 4096 8192 16384, 2)
 # PEER=DIR: a checkout of multi-gpu-programming-models; its jacobi variants
 # are built (nvcc, sm_90) and run at the same sizes with -nccheck 100
-# (multi_threaded_p2p_opt: -nccheck 1, the only one it takes).
+# (multi_threaded_p2p_opt: -nccheck 1, the only one it takes); a variant
+# already built into $OUT as peer-VARIANT (on a machine of the same GPUs,
+# as the build here would) is run as it is.
 # Records go to $OUT/stepcost.jsonl (or ./gpu-out), one JSON object a line,
 # the table to stdout.
 set -u
@@ -50,6 +52,7 @@ if [ -n "${PEER:-}" ]; then
     for v in multi_threaded_copy multi_threaded_copy_overlap multi_threaded_p2p \
         multi_threaded_p2p_opt; do
         [ -d "$PEER/$v" ] || continue
+        [ -x "$out/peer-$v" ] && continue # built already: used as it is
         nvcc -O3 -std=c++17 -Xcompiler -fopenmp -DHAVE_CUB -ldl \
             -gencode arch=compute_90,code=sm_90 -o "$out/peer-$v" "$PEER/$v/jacobi.cu" \
             >>"$out/stepcost-err.txt" 2>&1 || echo "peer $v: build failed" >>"$out/stepcost-err.txt"
