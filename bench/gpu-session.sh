@@ -85,7 +85,7 @@ held=no
 hold_gpus() {
     [ $held = yes ] && return
     held=yes
-    make tests/gpu-hold >/dev/null 2>&1 && tests/gpu-hold </dev/null >/dev/null &
+    make tests/gpu-hold >/dev/null 2>&1 && { tests/gpu-hold $$ </dev/null >/dev/null 2>&1 & }
 }
 
 for stage in $stages; do

@@ -6,9 +6,10 @@
 #   bench/step-cost.sh [SIZES] [DEVICES]      (default: 1024 2048 4096 8192 16384, 2)
 # PEER=DIR: a checkout of multi-gpu-programming-models; its jacobi variants
 # are built (nvcc, sm_90) and run at the same sizes with -nccheck 100
-# (multi_threaded_p2p_opt: -nccheck 1, the only one it takes); a variant
-# already built into $OUT as peer-VARIANT (on a machine of the same GPUs,
-# as the build here would) is run as it is.
+# (multi_threaded_p2p_opt: -nccheck 1, the only one it takes).  PEER_BIN=DIR:
+# the variants built already, as DIR/peer-VARIANT (from the same checkout,
+# for the same GPUs), run as they are, so that a GPU machine's time is not
+# spent on nvcc.
 # Records go to $OUT/stepcost.jsonl (or ./gpu-out), one JSON object a line,
 # the table to stdout.
 set -u
@@ -17,7 +18,10 @@ mkdir -p "$out"
 sizes=${1:-1024 2048 4096 8192 16384}
 devices=${2:-2}
 records=$out/stepcost.jsonl
+# What this run writes, this run's alone.
 : >"$records"
+: >"$out/peer.txt"
+: >"$out/stepcost-err.txt"
 export NCCL_NVLS_ENABLE=0
 
 # Steps for about a tenth of a second a run at each size.
@@ -52,7 +56,9 @@ if [ -n "${PEER:-}" ]; then
     for v in multi_threaded_copy multi_threaded_copy_overlap multi_threaded_p2p \
         multi_threaded_p2p_opt; do
         [ -d "$PEER/$v" ] || continue
-        [ -x "$out/peer-$v" ] && continue # built already: used as it is
+        if [ -x "${PEER_BIN:-/nonexistent}/peer-$v" ]; then
+            cp "$PEER_BIN/peer-$v" "$out/peer-$v" && continue
+        fi
         nvcc -O3 -std=c++17 -Xcompiler -fopenmp -DHAVE_CUB -ldl \
             -gencode arch=compute_90,code=sm_90 -o "$out/peer-$v" "$PEER/$v/jacobi.cu" \
             >>"$out/stepcost-err.txt" 2>&1 || echo "peer $v: build failed" >>"$out/stepcost-err.txt"

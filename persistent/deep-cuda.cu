@@ -50,6 +50,7 @@
 #include "persistent.h"
 #include "resident.cuh"
 #include "stencil-blocked.cuh"
+#include "stencil-tiled.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -163,6 +164,38 @@ __device__ void pass_of(const persistent_part &d, const float *in, float *out, l
         blocked_warp<K, T, VEC, true, true>(band, task % tiles, task / tiles, lane, inputs);
 }
 
+// The band's rows for a tile (--pass=tile) of buffer B: in the cycle's first pass (PULL), the
+// halo rows are the neighbours' edge rows, read from their memory as the tile is loaded
+// (later passes read none of buffer B's halo rows that they do not write themselves).
+struct pulled_rows {
+    const persistent_part &d;
+    int b;
+    bool pull;
+    __device__ const float *operator()(long long r) const
+    {
+        const long long pitch = static_cast<long long>(d.pitch), end = d.rows + d.halo;
+        if (pull && r < d.halo && d.pull_top[b])
+            return d.pull_top[b] + r * pitch;
+        if (pull && r >= end && d.pull_bottom[b])
+            return d.pull_bottom[b] + (r - end) * pitch;
+        return d.buf[b] + r * pitch;
+    }
+};
+
+// The same pass by tiles in shared memory, one a block at a time (--pass=tile).
+template <mgpu_kernel K>
+__device__ void tiled_pass(const persistent_part &d, int n, int b, long long l0, long long l1,
+                           unsigned fixed, bool pull)
+{
+    extern __shared__ float tile_smem[];
+    const blocked_band band = {d.buf[b], d.buf[b ^ 1], d.nx, static_cast<long long>(d.pitch),
+                               l0,       l1,           0,    fixed};
+    const pulled_rows rows = {d, b, pull};
+    const long long tiles = tiled_count(band, n);
+    for (long long task = blockIdx.x; task < tiles; task += gridDim.x)
+        tiled_block<K, true>(band, n, task, rows, tile_smem);
+}
+
 // A pass of N steps, N at most the kernel's time block TB (the last pass of a cycle or a run
 // may be shorter): each kernel holds the passes up to its own time block only, so that the
 // registers of T levels are those of its own T, not of the deepest.
@@ -193,7 +226,9 @@ __device__ bool block_waits(const persistent_part &d, u64 *above, u64 *below, u6
     return __syncthreads_and(ok);
 }
 
-template <mgpu_kernel K, int VEC, int TB>
+// TILED: the passes are tiles in shared memory (--pass=tile), any length; else strips of at
+// most TB steps.
+template <mgpu_kernel K, int VEC, int TB, bool TILED>
 __global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS) deep_kernel(persistent_part d)
 {
     cg::grid_group grid = cg::this_grid();
@@ -237,10 +272,15 @@ __global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS) deep_kernel(persisten
                 }
             }
             const long long beyond = k - phase - n;
-            if (ok)
+            if constexpr (TILED) {
+                if (ok)
+                    tiled_pass<K>(d, static_cast<int>(n), b, k - (top ? beyond : 0),
+                                  k + d.rows + (bottom ? beyond : 0), fixed, phase == 0);
+            } else if (ok) {
                 pass<K, VEC, TB>(d, static_cast<int>(n), d.buf[b], d.buf[b ^ 1],
                                  k - (top ? beyond : 0), k + d.rows + (bottom ? beyond : 0), fixed,
                                  phase == 0 ? b : -1, warp, threads / 32, lane);
+            }
             b ^= 1;
             phase += n;
         }
@@ -263,13 +303,19 @@ template <mgpu_kernel K, int TB> persistent_kernel_fn deep_of(int time_block)
         if (time_block > TB)
             return deep_of<K, TB + 1>(time_block);
     }
-    return deep_kernel<K, 4, TB>;
+    return deep_kernel<K, 4, TB, false>;
 }
 
 } // namespace
 
 persistent_kernel_fn deep_kernel_of(const persistent_part *d)
 {
-    return d->kernel == MGPU_KERNEL_JACOBI ? deep_of<MGPU_KERNEL_JACOBI, 1>(d->time_block)
-                                           : deep_of<MGPU_KERNEL_PATTERN2D, 1>(d->time_block);
+    const bool jacobi = d->kernel == MGPU_KERNEL_JACOBI;
+    if (d->tiled) // one kernel for every T: the levels are in shared memory, not registers
+        return jacobi ? deep_kernel<MGPU_KERNEL_JACOBI, 4, 1, true>
+                      : deep_kernel<MGPU_KERNEL_PATTERN2D, 4, 1, true>;
+    return jacobi ? deep_of<MGPU_KERNEL_JACOBI, 1>(d->time_block)
+                  : deep_of<MGPU_KERNEL_PATTERN2D, 1>(d->time_block);
 }
+
+size_t deep_smem_bytes(const persistent_part *d) { return d->tiled ? tiled_smem_bytes : 0; }

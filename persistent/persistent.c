@@ -31,6 +31,9 @@ static const char *const protocol_names[] = {"overlap", "barrier", NULL};
 static long long protocol = PROTOCOL_OVERLAP;
 static long long blocks_per_sm = 1;
 static long long wait_limit_s = 10;
+static const char *const pass_names[] = {"strip", "tile", NULL};
+enum { PASS_STRIP, PASS_TILE };
+static long long pass = PASS_STRIP;
 
 static const mgpu_extra_option extra[] = {
     {"protocol",
@@ -45,6 +48,11 @@ static const mgpu_extra_option extra[] = {
      NULL, 1, 32, 0, &blocks_per_sm, NULL},
     {"wait-limit", "seconds a kernel waits for a neighbour before it stops the run", NULL, 1, 3600,
      0, &wait_limit_s, NULL},
+    {"pass",
+     "how a pass of --time-block steps runs, with --halo above 1: strip (each warp walks a "
+     "strip of rows, the steps in registers: the library's blocked pass) or tile (each block "
+     "steps a 128 x 64 tile in shared memory, all its warps on each step)",
+     pass_names, 0, 1, 0, &pass, NULL},
     {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -160,6 +168,7 @@ static void describe(state *s, const mgpu_run *run, int part)
         .delay_ns = part == s->slow_part ? s->slow_us * 1000 : 0,
         .halo = run->opt->halo,
         .time_block = mgpu_time_block_resolve(run->opt->time_block, run->opt->halo),
+        .tiled = pass == PASS_TILE,
     };
     /* Buffer b is mgpu_stencil_buffer's at step b, whatever the halo (mgpu.h). */
     for (int b = 0; b < 2; b++) {
@@ -330,6 +339,8 @@ static mgpu_status timed_runs(state *s, mgpu_run *run)
          * is how one-row halos meet. */
         mgpu_record_set_text(run->record, "protocol",
                              s->parts[0].halo > 1 ? "pull" : protocol_names[protocol]);
+        if (s->parts[0].halo > 1)
+            mgpu_record_set_text(run->record, "pass", pass_names[pass]);
         mgpu_record_set_number(run->record, "blocks", s->parts[0].blocks);
         mgpu_record_set_number(run->record, "block_threads", s->parts[0].threads);
     }
@@ -344,6 +355,9 @@ static mgpu_status device_driven(void *ctx, mgpu_run *run)
     if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
         return needs_cuda();
 #ifdef MGPU_HAVE_CUDA
+    if (pass == PASS_TILE && run->opt->halo == 1)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--pass=tile: a pass of several steps needs "
+                                              "--halo above 1 (one-row halos step one row a time)");
     MGPU_TRY(check_faults(run));
     MGPU_TRY(check_devices(run));
     if (run->record)

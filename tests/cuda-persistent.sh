@@ -63,25 +63,30 @@ on_devices() {
     # dividing K (a short last pass).  On the smallest grid each depth
     # allows (K rows a part, uneven), odd widths, and step counts that end
     # in the middle of a cycle or before the first ends.
-    for kernel in pattern2d jacobi; do
-        for depth in "2 2" "4 4" "4 2" "5 2" "3 1" "8 3"; do
-            set -- $depth
-            for grid in "17 $(($1 * devices + 3)) $((2 * $1 + 1))" "1023 53 $(($1 - 1))" \
-                "129 $((2 * $1 * devices + 5)) 1"; do
-                set -- $depth $grid
-                check_run "--halo=$1 --time-block=$2, $devices devices, $kernel, $3 x $4, $5 steps" \
-                    "$prog" $cpu --halo=$1 --time-block=$2 --devices=$devices --kernel=$kernel \
-                    --nx=$3 --ny=$4 --steps=$5
+    # Each pass both ways (--pass): warps walking strips, and blocks stepping
+    # tiles in shared memory (one tile or several across and down a slab,
+    # the tiles' edges at the true boundaries or inside the field).
+    for pass in strip tile; do
+        for kernel in pattern2d jacobi; do
+            for depth in "2 2" "4 4" "4 2" "5 2" "3 1" "8 3"; do
+                set -- $depth
+                for grid in "17 $(($1 * devices + 3)) $((2 * $1 + 1))" "1023 53 $(($1 - 1))" \
+                    "129 $((2 * $1 * devices + 5)) 1"; do
+                    set -- $depth $grid
+                    check_run "--halo=$1 --time-block=$2 --pass=$pass, $devices devices, $kernel, $3 x $4, $5 steps" \
+                        "$prog" $cpu --halo=$1 --time-block=$2 --pass=$pass --devices=$devices \
+                        --kernel=$kernel --nx=$3 --ny=$4 --steps=$5
+                done
             done
-        done
-        check_run "--halo=4 --time-block=2, $devices devices, $kernel, warmup 2, repeat 3" \
-            "$prog" --backend=cuda --verify=cpu --warmup=2 --repeat=3 --halo=4 --time-block=2 \
-            --devices=$devices --kernel=$kernel --nx=131 --ny=67 --steps=11
-        for depth in "6 6" "8 4"; do
-            set -- $depth
-            check_run "--halo=$1 --time-block=$2, N vs 1 device: $devices devices, $kernel, 2049 x 1031" \
-                "$prog" $common --verify=device --halo=$1 --time-block=$2 --devices=$devices \
-                --kernel=$kernel --nx=2049 --ny=1031 --steps=37
+            check_run "--halo=4 --time-block=2 --pass=$pass, $devices devices, $kernel, warmup 2, repeat 3" \
+                "$prog" --backend=cuda --verify=cpu --warmup=2 --repeat=3 --halo=4 --time-block=2 \
+                --pass=$pass --devices=$devices --kernel=$kernel --nx=131 --ny=67 --steps=11
+            for depth in "6 6" "8 4"; do
+                set -- $depth
+                check_run "--halo=$1 --time-block=$2 --pass=$pass, N vs 1 device: $devices devices, $kernel, 2049 x 1031" \
+                    "$prog" $common --verify=device --halo=$1 --time-block=$2 --pass=$pass \
+                    --devices=$devices --kernel=$kernel --nx=2049 --ny=1031 --steps=37
+            done
         done
     done
 }
@@ -134,7 +139,7 @@ fi
 if [ "$gpus" -ge 2 ]; then
     slow=$((gpus / 2))
     for what in --protocol=overlap --protocol=barrier "--halo=4 --time-block=4" \
-        "--halo=4 --time-block=2" "--halo=5 --time-block=2"; do
+        "--halo=4 --time-block=2" "--halo=5 --time-block=2" "--halo=4 --time-block=2 --pass=tile"; do
         for kernel in pattern2d jacobi; do
             check_run "slow device $slow (MGPU_INJECT_DELAY=300:$slow), $what, $gpus devices, $kernel" \
                 env MGPU_INJECT_DELAY=300:$slow "$prog" $cpu $what --devices="$gpus" \
@@ -162,6 +167,13 @@ if [ "$gpus" -ge 2 ]; then
         sed 's/^/# /' "$err"
     done
 fi
+
+# --pass=tile with one-row halos: a usage error, one line naming it.
+run_limited "$prog" $common --pass=tile --nx=64 --ny=64 --steps=2 >/dev/null 2>"$err"
+code=$?
+[ "$code" -eq 2 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q -- '--pass=tile' "$err"
+tap $? "--pass=tile without --halo: exit 2 with one line (exit $code)"
+sed 's/^/# /' "$err"
 
 # MGPU_INJECT_DELAY names what it accepts.
 run_limited env MGPU_INJECT_DELAY=300:$gpus "$prog" $common --devices="$gpus" --nx=64 --ny=64 \

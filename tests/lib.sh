@@ -231,7 +231,7 @@ gpu_lock() {
 # the GPUs unheld, to measure what the holder gives.
 gpu_hold() {
     [ "${MGPU_GPU_HOLD:-1}" != 0 ] && [ -x "$top_builddir/tests/gpu-hold" ] || return 0
-    "$top_builddir/tests/gpu-hold" </dev/null >/dev/null 9>&- &
+    "$top_builddir/tests/gpu-hold" $$ </dev/null >/dev/null 9>&- &
 }
 
 # mpi_launcher host|cuda: set $launch to mpirun with what every test job
