@@ -213,13 +213,13 @@ __device__ void pass(const persistent_part &d, int n, const float *in, float *ou
 
 // Thread 0 of each block waits for my counters ABOVE and BELOW to reach WANT (the counters
 // are in this device's memory: every block may poll them), then sleeps if this is the slow
-// part of MGPU_INJECT_DELAY, and the block learns whether it may go on.  A wait that gives up is recorded at STEP; every block leaves at the next grid
-// barrier after it.
+// part of MGPU_INJECT_DELAY, and the block learns whether it may go on.  A wait that gives
+// up is recorded at STEP; every block leaves at the next grid barrier after it.
 __device__ bool block_waits(const persistent_part &d, u64 *above, u64 *below, u64 want,
                             long long step)
 {
     bool ok = true;
-    if (threadIdx.x == 0 && !(wait_words(d, above, below, want, step) && dawdle(d))) {
+    if (threadIdx.x == 0 && !(wait_words(d, above, below, want, step) && dawdle(d, blockIdx.x))) {
         record_abort(d, step);
         ok = false;
     }
@@ -244,6 +244,7 @@ __global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS) deep_kernel(persisten
     const unsigned fixed = (top ? 0u : MGPU_ROWS_FIXED_TOP) |
                            (bottom ? 0u : MGPU_ROWS_FIXED_BOTTOM);
     int b = 0;
+    dawdle_at_start(d);
     for (long long s = 0, c = 0; s < d.steps; s += k, c++) {
         // The step at which this cycle's latest wait gives up, should it: the barrier after a
         // wait looks for its record (aborted), and a later wait records a later step, so that

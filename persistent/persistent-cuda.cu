@@ -205,7 +205,7 @@ __device__ void overlap_pass(const persistent_part &d, const shape &sh, long lon
         if (edge && !ready) {
             int ok = 1;
             if (sh.lane == 0) {
-                ok = wait_neighbours(d, phase - 1) && dawdle(d);
+                ok = wait_neighbours(d, phase - 1) && dawdle(d, sh.warp);
                 if (!ok)
                     record_abort(d, phase - 1);
             }
@@ -262,6 +262,7 @@ __device__ void run_steps(const persistent_part &d, const shape &sh)
     cg::grid_group grid = cg::this_grid();
     const bool leader = grid.thread_rank() == 0;
     const bool overlap = d.protocol == PROTOCOL_OVERLAP;
+    dawdle_at_start(d);
     // Phase 0: buffer 0's edge rows into the neighbours' halos of buffer 0, which the reset
     // left as NaN.  The barrier after it also keeps phase 0's arrivals in edges_done apart
     // from step 0's.
@@ -281,7 +282,7 @@ __device__ void run_steps(const persistent_part &d, const shape &sh)
             // the neighbours' phase t before anyone starts step t.
             if (leader) {
                 publish(d, static_cast<u64>(t));
-                if (!wait_neighbours(d, t) || !dawdle(d))
+                if (!wait_neighbours(d, t) || !dawdle(d, 1))
                     record_abort(d, t);
             }
             grid.sync();

@@ -58,9 +58,10 @@ static const mgpu_extra_option extra[] = {
 
 static const char *const environment[] = {
     "MGPU_INJECT_DELAY=US:DEVICE",
-    "DEVICE's kernel sleeps US microseconds (1 to 10000000) after each wait for "
-    "its neighbours, before it reads what they gave (a test of the order the "
-    "flags keep: the neighbours run ahead)",
+    "DEVICE's kernel sleeps US microseconds (1 to 60000000) at its start and "
+    "after each wait for its neighbours, so that they run ahead and only the "
+    "flags hold them (a test of the order they keep; runs of one device take "
+    "no notice)",
     NULL,
 };
 
@@ -165,7 +166,11 @@ static void describe(state *s, const mgpu_run *run, int part)
         .flags = s->flags[part],
         .signal = s->signal_dev,
         .wait_limit_ns = wait_limit_s * 1000000000LL,
-        .delay_ns = part == s->slow_part ? s->slow_us * 1000 : 0,
+        /* A part that waits for no other part has no one to be late for. */
+        .delay_ns = part == s->slow_part &&
+                            ((above >= 0 && above != part) || (below >= 0 && below != part))
+                        ? s->slow_us * 1000
+                        : 0,
         .halo = run->opt->halo,
         .time_block = mgpu_time_block_resolve(run->opt->time_block, run->opt->halo),
         .tiled = pass == PASS_TILE,
@@ -194,11 +199,13 @@ static void describe(state *s, const mgpu_run *run, int part)
     }
 }
 
-static mgpu_status state_create(state *s, const mgpu_run *run)
+/* SLOW_PART and SLOW_US: MGPU_INJECT_DELAY's (-1, 0: none). */
+static mgpu_status state_create(state *s, const mgpu_run *run, int slow_part, long long slow_us)
 {
     const mgpu_options *opt = run->opt;
     memset(s, 0, sizeof *s);
-    MGPU_TRY(mgpu_delay_requested(run->ndevices, &s->slow_part, &s->slow_us));
+    s->slow_part = slow_part;
+    s->slow_us = slow_us;
     /* direct: the stencil domain enables peer access between neighbours, so
      * that the kernels may use each other's pointers. */
     mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);
@@ -358,12 +365,18 @@ static mgpu_status device_driven(void *ctx, mgpu_run *run)
     if (pass == PASS_TILE && run->opt->halo == 1)
         return mgpu_error_set(MGPU_ERR_USAGE, "--pass=tile: a pass of several steps needs "
                                               "--halo above 1 (one-row halos step one row a time)");
+    /* A slow device is a test of how devices meet: the one-device runs
+     * (--baseline, --verify=device's reference) take no notice. */
+    int slow_part = -1;
+    long long slow_us = 0;
+    if (run->ndevices > 1)
+        MGPU_TRY(mgpu_delay_requested(run->ndevices, &slow_part, &slow_us));
     MGPU_TRY(check_faults(run));
     MGPU_TRY(check_devices(run));
     if (run->record)
         run->record->exchange = MGPU_EXCHANGE_DIRECT;
     state s;
-    mgpu_status status = state_create(&s, run);
+    mgpu_status status = state_create(&s, run, slow_part, slow_us);
     if (status == MGPU_OK)
         status = timed_runs(&s, run);
     state_destroy(&s);

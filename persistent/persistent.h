@@ -78,9 +78,10 @@ typedef struct persistent_part {
     persistent_flags *flags;       /* mine */
     persistent_signal *signal;     /* device address of the shared block */
     long long wait_limit_ns;       /* a wait longer than this stops the run */
-    long long delay_ns;            /* MGPU_INJECT_DELAY: this part sleeps so long
-                                      after each wait for its neighbours, before
-                                      it reads what they gave; 0: never */
+    long long delay_ns;            /* MGPU_INJECT_DELAY: this part sleeps up to so
+                                      long at its start and after each wait for
+                                      its neighbours (resident.cuh, dawdle); 0:
+                                      never */
     /* --halo=K > 1 (deep-cuda.cu): K halo rows a side (local rows 0..K-1 and
      * rows+K..rows+2K-1), which each kernel copies from its neighbours
      * every K steps, and passes of up to TIME_BLOCK steps between. */

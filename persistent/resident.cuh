@@ -72,22 +72,36 @@ __device__ bool wait_words(const persistent_part &d, u64 *above_word, u64 *below
     }
 }
 
-// MGPU_INJECT_DELAY's slow part: after a wait for the neighbours, sleep D.delay_ns before
-// reading what they gave, so that at every exchange they run ahead of this part by that much
-// and the counters alone keep them from overwriting what it has yet to read (a test hook;
-// doc/persistent.md).  False when the run is stopped meanwhile: the caller gives up as after a
-// failed wait.
-__device__ bool dawdle(const persistent_part &d)
+// MGPU_INJECT_DELAY's slow part: sleep, at the start and after each wait for the neighbours
+// (before reading what they gave, or going on), so that at every exchange they run ahead of
+// this part and only the counters keep them from overwriting what it has yet to read, or
+// from reading what it has yet to write (a test hook; doc/persistent.md).  UNIT (a block or
+// warp) sleeps D.delay_ns if odd, half as long if even: the part's own blocks then reach the
+// barrier or count before its next publish at different times, which that barrier or count
+// must wait out.  The STOP word (host memory) is looked at now and then, as wait_words does:
+// false when the run is stopped meanwhile, and the caller gives up as after a failed wait.
+__device__ bool dawdle(const persistent_part &d, long long unit)
 {
     if (d.delay_ns <= 0)
         return true;
-    const u64 until = global_ns() + static_cast<u64>(d.delay_ns);
-    while (global_ns() < until) {
-        if (stop_word(d))
+    const u64 until = global_ns() + static_cast<u64>(unit % 2 ? d.delay_ns : d.delay_ns / 2);
+    for (unsigned naps = 1; global_ns() < until; naps++) {
+        if (naps % 64 == 0 && stop_word(d))
             return false;
         __nanosleep(1000);
     }
     return true;
+}
+
+// The slow part's sleep before it starts: each block's first thread, then the block.  Its
+// first exchange (phase 0, cycle 0) waits for no one, so only this sleep makes it late.
+__device__ __forceinline__ void dawdle_at_start(const persistent_part &d)
+{
+    if (d.delay_ns <= 0)
+        return;
+    if (threadIdx.x == 0)
+        (void) dawdle(d, blockIdx.x); // stopped: the first wait sees the STOP word too
+    __syncthreads();
 }
 
 // A wait gave up at STEP: every block leaves after the next grid barrier.

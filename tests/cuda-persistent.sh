@@ -123,7 +123,7 @@ if [ "$gpus" -ge 2 ]; then
         code=$?
         took=$(($(milliseconds) - started))
         [ "$code" -eq 1 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q 'device 1 .*step 100' "$err"
-        tap $? "MGPU_INJECT_FAULT=100:1 $what: exit 1 with one line ($code, $took ms)"
+        tap $? "MGPU_INJECT_FAULT=100:1${what:+ $what}: exit 1 with one line ($code, $took ms)"
         sed 's/^/# /' "$err"
     done
 fi
@@ -147,23 +147,23 @@ if [ "$gpus" -ge 2 ]; then
         done
     done
 
-    # A neighbour that stops answering: device $slow sleeps 10 s at its first
-    # wait; its neighbours give up after --wait-limit=1, raise the STOP word,
-    # and every kernel leaves, the sleeper too (it looks at the STOP word
-    # while it sleeps), each block at the same barrier: exit 1 with the
-    # one line naming the wait, in well under the 10 s (a kernel left behind
-    # would hang the run).
+    # A neighbour that stops answering: device $slow sleeps 30 s (from its
+    # start, and again at its first wait); its neighbours give up after
+    # --wait-limit=1, raise the STOP word, and every kernel leaves, the
+    # sleeper too (it looks at the STOP word while it sleeps), each block at
+    # the same barrier: exit 1 with the one line naming the wait, in well
+    # under the 30 s (a kernel left behind would hang the run).
     for what in --protocol=overlap --protocol=barrier "--halo=4 --time-block=4" \
-        "--halo=4 --time-block=2"; do
+        "--halo=4 --time-block=2" "--halo=4 --time-block=2 --pass=tile"; do
         started=$(milliseconds)
-        limit=60 run_limited env MGPU_INJECT_DELAY=10000000:$slow "$prog" $common \
+        limit=90 run_limited env MGPU_INJECT_DELAY=30000000:$slow "$prog" $common \
             --verify=none --devices="$gpus" --wait-limit=1 $what --nx=2048 --ny=2048 \
             --steps=100000 >/dev/null 2>"$err"
         code=$?
         took=$(($(milliseconds) - started))
         [ "$code" -eq 1 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q 'waited more than 1 s' "$err" &&
-            [ "$took" -lt 5000 ]
-        tap $? "device $slow silent for 10 s, $what: --wait-limit=1 ends the run (exit $code, $took ms)"
+            [ "$took" -lt 10000 ]
+        tap $? "device $slow silent for 30 s, $what: --wait-limit=1 ends the run (exit $code, $took ms)"
         sed 's/^/# /' "$err"
     done
 fi

@@ -275,10 +275,11 @@ group_persistent() {
         --kernel=pattern2d --nx=1023 --ny=55 --steps=41
     # A device that stops answering: its neighbours give up at --wait-limit
     # and every block of every kernel leaves at one barrier (the abort path
-    # on the devices, which no host check covers).
-    check_fault "persistent: a device silent for 10 s, --halo=4 --time-block=2, --wait-limit=1" \
+    # on the devices, which no host check covers), the sleeper too, long
+    # before its 30 s are over (check_fault's 20 s).
+    check_fault "persistent: a device silent for 30 s, --halo=4 --time-block=2, --wait-limit=1" \
         "waited more than 1 s" $((seed_base + 11)) \
-        env MGPU_INJECT_DELAY=10000000:$((D / 2)) "$persistent" --backend=cuda --devices=$D \
+        env MGPU_INJECT_DELAY=30000000:$((D / 2)) "$persistent" --backend=cuda --devices=$D \
         --wait-limit=1 --halo=4 --time-block=2
 }
 

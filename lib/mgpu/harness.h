@@ -494,7 +494,7 @@ mgpu_status mgpu_fault_validate(int ndevices, long long steps);
  * the variable is unset; MGPU_ERR_USAGE, naming the variable and what it
  * accepts, when it is not US:DEVICE with US from 1 to MGPU_DELAY_MAX_US
  * and DEVICE one of the run's NDEVICES. */
-enum { MGPU_DELAY_MAX_US = 10000000 };
+enum { MGPU_DELAY_MAX_US = 60000000 };
 mgpu_status mgpu_delay_requested(int ndevices, int *device, long long *us);
 
 #ifdef __cplusplus
