@@ -196,21 +196,6 @@ __device__ void tiled_pass(const persistent_part &d, int n, int b, long long l0,
         tiled_block<K, true>(band, n, task, rows, tile_smem);
 }
 
-// A pass of N steps, N at most the kernel's time block TB (the last pass of a cycle or a run
-// may be shorter): each kernel holds the passes up to its own time block only, so that the
-// registers of T levels are those of its own T, not of the deepest.
-template <mgpu_kernel K, int VEC, int TB>
-__device__ void pass(const persistent_part &d, int n, const float *in, float *out, long long l0,
-                     long long l1, unsigned fixed, int pull, long long warp, long long warps,
-                     int lane)
-{
-    if constexpr (TB > 1) {
-        if (n < TB)
-            return pass<K, VEC, TB - 1>(d, n, in, out, l0, l1, fixed, pull, warp, warps, lane);
-    }
-    pass_of<K, VEC, TB>(d, in, out, l0, l1, fixed, pull, warp, warps, lane);
-}
-
 // Thread 0 of each block waits for my counters ABOVE and BELOW to reach WANT (the counters
 // are in this device's memory: every block may poll them), then sleeps if this is the slow
 // part of MGPU_INJECT_DELAY, and the block learns whether it may go on.  A wait that gives
@@ -226,10 +211,16 @@ __device__ bool block_waits(const persistent_part &d, u64 *above, u64 *below, u6
     return __syncthreads_and(ok);
 }
 
-// TILED: the passes are tiles in shared memory (--pass=tile), any length; else strips of at
-// most TB steps.
+// TILED: every pass is tiles in shared memory (--pass=tile); else a pass of TB steps is
+// strips, and a shorter one (the last of a cycle where TB does not divide K, or of the run)
+// tiles: tiles take any length in one body, where strips hold their steps in registers and
+// would need a body per length in each kernel (compiling eight a kernel took most of the
+// build's time).  The launch bounds tell ptxas that one block of strips a multiprocessor is
+// the aim (their registers, up to 190 a thread at T = 8, spilled at T = 4 and 5 when it
+// aimed at two), and two of tiles.
 template <mgpu_kernel K, int VEC, int TB, bool TILED>
-__global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS) deep_kernel(persistent_part d)
+__global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS, TILED ? 2 : 1)
+    deep_kernel(persistent_part d)
 {
     cg::grid_group grid = cg::this_grid();
     const bool leader = grid.thread_rank() == 0;
@@ -273,15 +264,13 @@ __global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS) deep_kernel(persisten
                 }
             }
             const long long beyond = k - phase - n;
-            if constexpr (TILED) {
-                if (ok)
-                    tiled_pass<K>(d, static_cast<int>(n), b, k - (top ? beyond : 0),
-                                  k + d.rows + (bottom ? beyond : 0), fixed, phase == 0);
-            } else if (ok) {
-                pass<K, VEC, TB>(d, static_cast<int>(n), d.buf[b], d.buf[b ^ 1],
-                                 k - (top ? beyond : 0), k + d.rows + (bottom ? beyond : 0), fixed,
-                                 phase == 0 ? b : -1, warp, threads / 32, lane);
-            }
+            if (ok && (TILED || n < TB))
+                tiled_pass<K>(d, static_cast<int>(n), b, k - (top ? beyond : 0),
+                              k + d.rows + (bottom ? beyond : 0), fixed, phase == 0);
+            else if (ok)
+                pass_of<K, VEC, TB>(d, d.buf[b], d.buf[b ^ 1], k - (top ? beyond : 0),
+                                    k + d.rows + (bottom ? beyond : 0), fixed, phase == 0 ? b : -1,
+                                    warp, threads / 32, lane);
             b ^= 1;
             phase += n;
         }
@@ -319,4 +308,10 @@ persistent_kernel_fn deep_kernel_of(const persistent_part *d)
                   : deep_of<MGPU_KERNEL_PATTERN2D, 1>(d->time_block);
 }
 
-size_t deep_smem_bytes(const persistent_part *d) { return d->tiled ? tiled_smem_bytes : 0; }
+size_t deep_smem_bytes(const persistent_part *d)
+{
+    // Tiles run every pass, or those shorter than T: where T does not divide K, and in a last
+    // cycle of fewer than K steps that T does not divide.
+    const long long k = d->halo, t = d->time_block;
+    return d->tiled || k % t != 0 || d->steps % k % t != 0 ? tiled_smem_bytes : 0;
+}
