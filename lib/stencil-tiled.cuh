@@ -26,11 +26,15 @@
 
 namespace {
 
-// A region of 128 x 64 cells: a warp's 32 lanes cover a row in 4 loads, and a block of 8
-// warps steps 8 rows each.  Two buffers of it (the level below and the level made) are
-// 64 KiB, above the 48 KiB a block gets without asking (the launch asks).
-enum { TILED_REGION_W = 128, TILED_REGION_H = 64 };
+// A region of 128 x 64 cells, stepped by blocks of TILED_THREADS: a warp's 32 lanes cover a
+// row in 4 loads, and the 8 warps step 8 rows each.  Two buffers of it (the level below and
+// the level made) are 64 KiB, above the 48 KiB a block gets without asking (the launch asks;
+// sm_75's most, with no other shared memory in the kernel).
+enum { TILED_REGION_W = 128, TILED_REGION_H = 64, TILED_THREADS = 256 };
 constexpr size_t tiled_smem_bytes = 2 * sizeof(float) * TILED_REGION_W * TILED_REGION_H;
+constexpr int tiled_warps = TILED_THREADS / 32;
+constexpr int tiled_warp_rows = TILED_REGION_H / tiled_warps; // rows of the region a warp loads
+constexpr int tiled_lane_cols = TILED_REGION_W / 32;          // and columns a lane
 
 // The band's rows as the caller reads them: IN's, by default.  A resident kernel gives the
 // rows that hold its neighbours' halos from the neighbours' own memory.
@@ -56,10 +60,10 @@ __host__ __device__ inline long long tiled_count(const blocked_band &b, int n)
 }
 
 // Tile TASK (0 to tiled_count - 1) of the band, N levels (1 to TILED_REGION_H / 2 - 1), by
-// the whole block, SMEM being tiled_smem_bytes of its shared memory; ROWS(r) is where the
-// band's input row r is.  Every thread of the block calls it with the same arguments (it
-// has block barriers); SMEM may be used again as soon as it returns.  COHERENT loads
-// through L2 alone (__ldcg), as blocked_warp's.
+// the whole block of TILED_THREADS, SMEM being tiled_smem_bytes of its shared memory;
+// ROWS(r) is where the band's input row r is.  Every thread of the block calls it with the
+// same arguments (it has block barriers); SMEM may be used again as soon as it returns.
+// COHERENT loads through L2 alone (__ldcg), as blocked_warp's.
 template <mgpu_kernel K, bool COHERENT, class Rows>
 __device__ void tiled_block(const blocked_band &b, int n, long long task, const Rows &rows,
                             float *smem)
@@ -79,13 +83,31 @@ __device__ void tiled_block(const blocked_band &b, int n, long long task, const 
         y1 = b.r1 + 1;
     const int w = static_cast<int>(x1 - x0), h = static_cast<int>(y1 - y0);
     const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x & 31);
-    const int warps = static_cast<int>(blockDim.x / 32);
+    const int warps = tiled_warps;
     float *below = smem, *made = smem + TILED_REGION_W * TILED_REGION_H;
 
-    for (int r = warp; r < h; r += warps) {
-        const float *row = rows(y0 + r) + x0;
-        for (int c = lane; c < w; c += 32)
-            below[r * w + c] = COHERENT ? __ldcg(row + c) : row[c];
+    // Every load of a thread goes out before its first store to shared memory: a load and its
+    // store in turn would wait a round trip each, a link's where a row is a neighbour's.
+    float v[tiled_warp_rows][tiled_lane_cols];
+#pragma unroll
+    for (int i = 0; i < tiled_warp_rows; i++) {
+        const int r = warp + i * warps;
+        const float *row = r < h ? rows(y0 + r) + x0 : nullptr;
+#pragma unroll
+        for (int q = 0; q < tiled_lane_cols; q++) {
+            const int c = lane + 32 * q;
+            if (r < h && c < w)
+                v[i][q] = COHERENT ? __ldcg(row + c) : row[c];
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < tiled_warp_rows; i++) {
+#pragma unroll
+        for (int q = 0; q < tiled_lane_cols; q++) {
+            const int r = warp + i * warps, c = lane + 32 * q;
+            if (r < h && c < w)
+                below[r * w + c] = v[i][q];
+        }
     }
     __syncthreads();
     for (int level = 1; level <= n; level++) {

@@ -2,9 +2,10 @@
 // cooperative launch per device runs every step of the part, K steps a cycle.  A cycle is
 // the library's passes of up to T = --time-block steps (lib/stencil-blocked.cuh, bit-identical
 // to T one-step passes), the first of which begins with each warp copying, through peer
-// pointers, the neighbours' rows that its strip reads into this part's halo rows: each kernel
-// pulls, and writes no field memory but its own (only its counters go into the neighbours'
-// memory).  Then a grid barrier, and the count of cycles done goes to the neighbours
+// pointers, the neighbours' rows that its strip reads into this part's halo rows (or, where
+// the pass is tiles, lib/stencil-tiled.cuh, with each block reading them from the neighbours'
+// memory as it loads a tile): each kernel pulls, and writes no field memory but its own (only
+// its counters go into the neighbours' memory).  Then a grid barrier, and the count of cycles done goes to the neighbours
 // (resident.cuh).  So a cycle of K steps costs ceil(K/T) grid barriers and one flag wait (two
 // where T < K: the neighbours' copies too), where a one-row-halo step costs a barrier and a
 // flag wait each.
@@ -29,10 +30,13 @@
 //    second pass of cycle c writes buffer B again: before it each block of N waits for P's
 //    PULLED (pulled_by_above/below in N's memory) >= c + 1, which P gives after the grid
 //    barrier that ends its first pass, copies included.
-// Nothing else crosses devices: no kernel writes another's field.  Inside a device, a
-// warp reads of its halo rows only the cells it copied itself (its columns of its strip's
-// rows; a warp beside it may write some of them too, the same values), and the grid barrier
-// after each pass orders the next pass's reads after every write they need.  Loads go
+// (A first pass of tiles reads the neighbours' rows in the same window, before the same
+// barrier.)  Nothing else crosses devices: no kernel writes another's field.  Inside a
+// device, a warp reads of its halo rows only the cells it copied itself (its columns of its
+// strip's rows; a warp beside it may write some of them too, the same values), a tile copies
+// nothing, and the grid barrier after each pass orders the next pass's reads after every
+// write they need: a pass reads only rows that the pass before it wrote, or the halo rows its
+// first pass pulled.  Loads go
 // through L2 (__ldcg: L1 sees neither other multiprocessors' writes nor a peer's).  A part
 // alone with periodic rows (jacobi on one device) copies its own rows.
 //
@@ -182,7 +186,11 @@ struct pulled_rows {
     }
 };
 
-// The same pass by tiles in shared memory, one a block at a time (--pass=tile).
+// The same pass by tiles in shared memory, one a block at a time (--pass=tile, and passes
+// shorter than the kernel's time block).
+static_assert(static_cast<int>(PERSISTENT_DEEP_THREADS) == static_cast<int>(TILED_THREADS),
+              "tiles are stepped by whole blocks");
+static_assert(MGPU_TIME_BLOCK_MAX < TILED_REGION_H / 2, "a tile must keep rows to store");
 template <mgpu_kernel K>
 __device__ void tiled_pass(const persistent_part &d, int n, int b, long long l0, long long l1,
                            unsigned fixed, bool pull)
