@@ -4,12 +4,11 @@
 # the benchmarks recorded in BENCHMARKS.md.  Logs and results go to $OUT (or
 # ./gpu-out).  STAGES picks what runs (default: build quick, the quick GPU
 # tier that every GPU change runs; the others: quick2 check2 checkall
-# gpu2-a gpu2-b gpu2-c gpu2-d gpu-a gpu-b gpu-c gpu-d kernels tune blocked
-# p2p compare sizes stepcost streams mpi big peerdiag).  Run from the
-# source tree.  quick is `make check-gpu' on all the GPUs, quick2 on the
-# first two.  The full GPU tests (the GPU scripts run one at a time: their
-# lock) come in four quarters, each one device call: gpu2-* on 2 GPUs,
-# gpu-* on all.  compare, sizes and stepcost are the comparison on 1, 2 and
+# gpu2-a to gpu2-e, gpu-a to gpu-e, kernels tune blocked p2p compare sizes
+# stepcost streams mpi big peerdiag).  Run from the source tree.  quick is
+# `make check-gpu' on all the GPUs, quick2 on the first two.  The full GPU
+# tests (the GPU scripts run one at a time: their lock) come in five
+# stages, each one device call: gpu2-* on 2 GPUs, gpu-* on all.  compare, sizes and stepcost are the comparison on 1, 2 and
 # all the GPUs that doc/compare-*/ and doc/step-cost-*/ hold.
 # The host tests are CI's; check2 and checkall run the whole suite, which
 # on a machine of many cores slows the host tests beside the GPU scripts
@@ -103,19 +102,21 @@ for stage in $stages; do
     quick2) CUDA_VISIBLE_DEVICES=0,1 check quick-2gpus check-gpu ;;
     check2) CUDA_VISIBLE_DEVICES=0,1 check 2gpus check ;;
     checkall) check "${ngpu}gpus" check ;;
-    # The GPU tests in quarters, each under a device call on 4 H100s
-    # (BENCHMARKS.md section 19: gpu-a 465 s; cuda-halo.sh and cuda-p2p.sh
-    # about 440 s; cuda-nccl.sh 242 s): the unit tests and the in-process
-    # strategies; the deep-halo matrix of the in-process strategies and the
-    # copies; NCCL and fork (which starts 2N+1 CUDA processes a run); mpi
-    # (N+1) and the deep halos of processes.
+    # The GPU tests in five stages, each meant to fit a device call of 10
+    # minutes on 4 H100s (BENCHMARKS.md section 19: the first of them with
+    # cuda-persistent.sh 465 s; cuda-halo.sh and cuda-p2p.sh about 440 s;
+    # cuda-nccl.sh 242 s): the unit tests and the in-process strategies;
+    # the deep-halo matrix of the in-process strategies and the copies;
+    # NCCL and fork (which starts 2N+1 CUDA processes a run); mpi (N+1) and
+    # the deep halos of processes; the device-driven program.
     gpu2-a | gpu-a)
         gpu_check "$stage" tests/test-cuda-lib tests/test-cuda-blocked tests/cuda-single.sh \
-            tests/cuda-threads.sh tests/cuda-streams.sh tests/cuda-persistent.sh
+            tests/cuda-threads.sh tests/cuda-streams.sh
         ;;
     gpu2-b | gpu-b) gpu_check "$stage" tests/cuda-halo.sh tests/cuda-p2p.sh ;;
     gpu2-c | gpu-c) gpu_check "$stage" tests/cuda-nccl.sh tests/cuda-fork.sh ;;
     gpu2-d | gpu-d) gpu_check "$stage" tests/cuda-mpi.sh tests/cuda-halo-procs.sh ;;
+    gpu2-e | gpu-e) gpu_check "$stage" tests/cuda-persistent.sh ;;
     kernels)
         log "one GPU: the kernels against the copy ceiling"
         for k in pattern2d jacobi; do
