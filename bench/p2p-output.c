@@ -477,11 +477,7 @@ static json_t *json_document(const p2p_ctx *ctx)
         "halo_bytes", (json_int_t) opt->halo, "latency_bytes", (json_int_t) opt->latency_bytes,
         "repeat", opt->repeat, "warmup", opt->warmup, "spin_us",
         json_number(ctx->cuda ? opt->spin_us : 0.0), "gapped_samples", (json_int_t) ctx->gapped);
-    json_t *machine = json_pack(
-        "{s:s, s:o, s:o, s:s, s:o, s:o}", "gpus", m.gpus, "cuda_runtime",
-        m.runtime > 0 ? json_integer(m.runtime) : json_null(), "cuda_driver",
-        m.driver > 0 ? json_integer(m.driver) : json_null(), "mgpu_version", MGPU_VERSION,
-        "hostname", json_text_or_null(m.hostname), "timestamp", json_text_or_null(m.timestamp));
+    json_t *machine = mgpu_provenance_json(&m);
     /* The tests that ran (--test), in the order they ran. */
     json_t *tests = json_array();
     for (int t = 0; tests && t < P2P_TESTS; t++) {

@@ -461,6 +461,23 @@ static json_t *gpus_json(const mgpu_machine *m)
     return list;
 }
 
+json_t *mgpu_provenance_json(const mgpu_machine *m)
+{
+    json_t *o = json_pack(
+        "{s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:o}", "gpus", m->gpus, "cuda_runtime",
+        m->runtime > 0 ? json_integer(m->runtime) : json_null(), "cuda_driver",
+        m->driver > 0 ? json_integer(m->driver) : json_null(), "mgpu_version", MGPU_VERSION,
+        "hostname", text_json(m->hostname[0] ? m->hostname : NULL), "timestamp",
+        text_json(m->timestamp[0] ? m->timestamp : NULL), "gpu_list", gpus_json(m), "nvidia_driver",
+        text_json(m->nvidia_driver[0] ? m->nvidia_driver : NULL));
+    for (const mgpu_build_field *b = mgpu_build; o && b->key; b++)
+        if (json_object_set_new(o, b->key, text_json(b->text)) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    return o;
+}
+
 static char *gpus_text(const mgpu_machine *m)
 {
     json_t *list = gpus_json(m);

@@ -247,6 +247,13 @@ typedef struct mgpu_machine {
     char timestamp[32];
 } mgpu_machine;
 void mgpu_machine_find(mgpu_backend backend, int devices, long long started, mgpu_machine *m);
+/* M and this build (mgpu_build) as a JSON object, the record's fields in
+ * the record's order but for the binding (gpus ... nvidia_driver,
+ * mgpu_revision, build_*): for a program that writes a JSON document of
+ * its own (mgpu-p2p).  NULL when out of memory.  In builds with jansson
+ * only. */
+struct json_t;
+struct json_t *mgpu_provenance_json(const mgpu_machine *m);
 
 /* What this build of mgpu is, in every record after the machine
  * (doc/record.md): the revision it was built from (mgpu_revision) and what
