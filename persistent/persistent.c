@@ -359,9 +359,8 @@ static mgpu_status timed_runs(state *s, mgpu_run *run)
 static mgpu_status device_driven(void *ctx, mgpu_run *run)
 {
     (void) ctx;
-    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
-        return needs_cuda();
-#ifdef MGPU_HAVE_CUDA
+    /* What was asked is checked first, on any backend: a usage error names
+     * the option or variable, not the backend. */
     if (pass == PASS_TILE && run->opt->halo == 1)
         return mgpu_error_set(MGPU_ERR_USAGE, "--pass=tile: a pass of several steps needs "
                                               "--halo above 1 (one-row halos step one row a time)");
@@ -371,6 +370,9 @@ static mgpu_status device_driven(void *ctx, mgpu_run *run)
     long long slow_us = 0;
     if (run->ndevices > 1)
         MGPU_TRY(mgpu_delay_requested(run->ndevices, &slow_part, &slow_us));
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
+        return needs_cuda();
+#ifdef MGPU_HAVE_CUDA
     MGPU_TRY(check_faults(run));
     MGPU_TRY(check_devices(run));
     if (run->record)
