@@ -5,10 +5,10 @@
 // pointers, the neighbours' rows that its strip reads into this part's halo rows (or, where
 // the pass is tiles, lib/stencil-tiled.cuh, with each block reading them from the neighbours'
 // memory as it loads a tile): each kernel pulls, and writes no field memory but its own (only
-// its counters go into the neighbours' memory).  Then a grid barrier, and the count of cycles done goes to the neighbours
-// (resident.cuh).  So a cycle of K steps costs ceil(K/T) grid barriers and one flag wait (two
-// where T < K: the neighbours' copies too), where a one-row-halo step costs a barrier and a
-// flag wait each.
+// its counters go into the neighbours' memory).  Then a grid barrier, and the count of cycles
+// done goes to the neighbours (resident.cuh).  So a cycle of K steps costs ceil(K/T) grid
+// barriers and one flag wait (two where T < K: the neighbours' copies too), where a
+// one-row-halo step costs a barrier and a flag wait each.
 //
 // The passes and buffers are the library's (lib/stencil.c): after the copies at step cK the
 // halos hold step cK, so the pass that starts at phase i of the cycle and runs n steps
@@ -36,9 +36,9 @@
 // strip's rows; a warp beside it may write some of them too, the same values), a tile copies
 // nothing, and the grid barrier after each pass orders the next pass's reads after every
 // write they need: a pass reads only rows that the pass before it wrote, or the halo rows its
-// first pass pulled.  Loads go
-// through L2 (__ldcg: L1 sees neither other multiprocessors' writes nor a peer's).  A part
-// alone with periodic rows (jacobi on one device) copies its own rows.
+// first pass pulled.  Loads go through L2 (__ldcg: L1 sees neither other multiprocessors'
+// writes nor a peer's).  A part alone with periodic rows (jacobi on one device) copies its
+// own rows.
 //
 // A wait that gives up (the host's STOP, or --wait-limit) is recorded at the step it waited
 // for (the cycle's first, or the second pass's); the block skips its passes, and every block
@@ -224,7 +224,7 @@ __device__ bool block_waits(const persistent_part &d, u64 *above, u64 *below, u6
 // tiles: tiles take any length in one body, where strips hold their steps in registers and
 // would need a body per length in each kernel (compiling eight a kernel took most of the
 // build's time).  The launch bounds tell ptxas that one block of strips a multiprocessor is
-// the aim (their registers, up to 190 a thread at T = 8, spilled at T = 4 and 5 when it
+// the aim (their registers, up to 215 a thread at T = 8, spilled at T = 4 and 5 when it
 // aimed at two), and two of tiles.
 template <mgpu_kernel K, int VEC, int TB, bool TILED>
 __global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS, TILED ? 2 : 1)
