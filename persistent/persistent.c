@@ -166,15 +166,13 @@ static void describe(state *s, const mgpu_run *run, int part)
         .flags = s->flags[part],
         .signal = s->signal_dev,
         .wait_limit_ns = wait_limit_s * 1000000000LL,
-        /* A part that waits for no other part has no one to be late for. */
-        .delay_ns = part == s->slow_part &&
-                            ((above >= 0 && above != part) || (below >= 0 && below != part))
-                        ? s->slow_us * 1000
-                        : 0,
         .halo = run->opt->halo,
         .time_block = mgpu_time_block_resolve(run->opt->time_block, run->opt->halo),
         .tiled = pass == PASS_TILE,
     };
+    /* A part that waits for no other part has no one to be late for. */
+    if (part == s->slow_part && (d->wait_above || d->wait_below))
+        d->delay_ns = s->slow_us * 1000;
     /* Buffer b is mgpu_stencil_buffer's at step b, whatever the halo (mgpu.h). */
     for (int b = 0; b < 2; b++) {
         d->buf[b] = mgpu_stencil_buffer(s->st, part, b);
