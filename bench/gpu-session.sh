@@ -8,8 +8,9 @@
 # stepcost streams mpi big peerdiag).  Run from the source tree.  quick is
 # `make check-gpu' on all the GPUs, quick2 on the first two.  The full GPU
 # tests (the GPU scripts run one at a time: their lock) come in five
-# stages, each one device call: gpu2-* on 2 GPUs, gpu-* on all.  compare, sizes and stepcost are the comparison on 1, 2 and
-# all the GPUs that doc/compare-*/ and doc/step-cost-*/ hold.
+# stages, each one device call: gpu2-* on 2 GPUs, gpu-* on all.  compare,
+# sizes and stepcost are the comparison on 1, 2 and all the GPUs that
+# doc/compare-*/ and doc/step-cost-*/ hold.
 # The host tests are CI's; check2 and checkall run the whole suite, which
 # on a machine of many cores slows the host tests beside the GPU scripts
 # past their time limits (BENCHMARKS.md section 12).
@@ -28,6 +29,8 @@ ngpu=$(($(wc -l <"$out/gpus.csv") - 1))
 log "$ngpu GPUs: $(sed -n 2p "$out/gpus.csv")"
 # The device counts the multi-GPU stages run: 2 and all, once each.
 counts=$( [ "$ngpu" -gt 2 ] && echo "2 $ngpu" || echo 2)
+# mgpu-compare's: one device, then those.
+compare_devices=1,$(echo $counts | tr ' ' ,)
 
 # make TARGET (check or check-gpu), how long it took, its summary and the
 # failing cases into the summary.
@@ -79,10 +82,11 @@ csv() { # PROGRAM ARGS: one CSV record line per run into $out/bench.csv
 # hold_gpus: once, before the first stage that times runs, a context on
 # each GPU for the rest of the session, so that each run does not pay the
 # driver's set-up of every GPU it sees (tests/gpu-hold.c; runs time
-# themselves inside the process, so their figures do not change).
+# themselves inside the process, so their figures do not change);
+# MGPU_GPU_HOLD=0 leaves the GPUs unheld, as in the tests.
 held=no
 hold_gpus() {
-    [ $held = yes ] && return
+    [ $held = yes ] || [ "${MGPU_GPU_HOLD:-1}" = 0 ] && return
     held=yes
     make tests/gpu-hold >/dev/null 2>&1 && { tests/gpu-hold $$ </dev/null >/dev/null 2>&1 & }
 }
@@ -139,7 +143,7 @@ for stage in $stages; do
         for k in ${KERNELS:-pattern2d jacobi}; do
             log "mgpu-compare, $k, 16384 x 16384, 1000 steps"
             mkdir -p "$out/compare-$k"
-            bench/mgpu-compare --backend=cuda --devices=1,$(echo $counts | tr ' ' ,) --nx=16384 \
+            bench/mgpu-compare --backend=cuda --devices="$compare_devices" --nx=16384 \
                 --ny=16384 --kernel=$k --steps=1000 --repeat=3 --output="$out/compare-$k" \
                 >"$out/compare-$k.txt" 2>&1
             echo "compare $k exit $?" | tee -a "$out/summary.txt"
@@ -148,7 +152,7 @@ for stage in $stages; do
     sizes)
         log "mgpu-compare, jacobi, 1024 to 16384 squared"
         mkdir -p "$out/sizes"
-        bench/mgpu-compare --backend=cuda --devices=1,$(echo $counts | tr ' ' ,) \
+        bench/mgpu-compare --backend=cuda --devices="$compare_devices" \
             --sizes=1024:16384 --kernel=jacobi --output="$out/sizes" >"$out/sizes.txt" 2>&1
         echo "sizes exit $?" | tee -a "$out/summary.txt"
         ;;
