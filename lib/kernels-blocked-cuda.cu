@@ -68,7 +68,7 @@ cudaError_t launch_blocked(const float *in, float *out, long long nx, size_t pit
     const long long max_y = 65535;
     if ((rows + strip - 1) / strip > max_y)
         strip = (rows + max_y - 1) / max_y;
-    const blocked_band b = {in, out, nx, static_cast<long long>(pitch), r0, r1, strip, fixed};
+    const blocked_band b = {in, out, nx, static_cast<long long>(pitch), r0, r1, strip, fixed, T};
     const dim3 grid(static_cast<unsigned>(col_blocks),
                     static_cast<unsigned>((rows + strip - 1) / strip));
     kernel<<<grid, WARPS * 32, 0, s>>>(b);

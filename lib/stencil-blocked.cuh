@@ -45,6 +45,7 @@ struct blocked_band {
     long long r0, r1; // the band's output rows
     long long strip;  // output rows per strip
     unsigned fixed;   // MGPU_ROWS_FIXED_*
+    int levels;       // steps this pass makes, 1 to T, read where blocked_warp is PARTIAL
 };
 
 template <int VEC> __device__ __forceinline__ cols<VEC> zero_cols()
@@ -69,7 +70,14 @@ struct no_inputs {
 // start, where L1 would not see their writes.  INPUTS(COL, LO, HI) is told, before any
 // load, which input rows [LO, HI) the lane will read at its VEC columns from COL (a
 // resident kernel fetches its halo rows among them there).
-template <mgpu_kernel K, int T, int VEC, bool PREFETCH, bool COHERENT, class Inputs = no_inputs>
+//
+// PARTIAL: a pass may make fewer steps than T (B.LEVELS < T: the last of a resident kernel's
+// cycle where T does not divide K) in the same body: levels above B.LEVELS pass their row
+// through unchanged, so level T of a row is level B.LEVELS of it, only later in the walk.  A
+// kernel thus holds one body, not one per length, and the margins, made for T, are wide
+// enough.  Else B.LEVELS is T, known to the compiler (a launch makes T steps).
+template <mgpu_kernel K, int T, int VEC, bool PREFETCH, bool COHERENT, bool PARTIAL = false,
+          class Inputs = no_inputs>
 __device__ __forceinline__ void blocked_warp(const blocked_band &b, long long tile_index,
                                              long long strip_index, int lane,
                                              const Inputs &inputs = Inputs())
@@ -94,8 +102,10 @@ __device__ __forceinline__ void blocked_warp(const blocked_band &b, long long ti
     const bool fixed_bottom = b.fixed & MGPU_ROWS_FIXED_BOTTOM;
     const long long j0 = b.r0 + strip_index * b.strip;
     const long long j1 = j0 + b.strip < b.r1 ? j0 + b.strip : b.r1;
-    // Input rows [lo, hi): T beyond the strip at each end, none past a fixed row.
-    long long lo = j0 - T, hi = j1 + T;
+    // Input rows [lo, hi): a row beyond the strip at each end per level, none past a fixed
+    // row.
+    const int levels = PARTIAL ? b.levels : T;
+    long long lo = j0 - levels, hi = j1 + levels;
     if (fixed_top && lo < b.r0 - 1)
         lo = b.r0 - 1;
     if (fixed_bottom && hi > b.r1 + 1)
@@ -125,8 +135,10 @@ __device__ __forceinline__ void blocked_warp(const blocked_band &b, long long ti
         }
 #pragma unroll
         for (int k = 1; k <= T; k++) {
-            cols<VEC> r = compute_row<K, VEC>(lane, behind[k - 1], centre[k - 1], 0.0f, fresh);
-            if (k < T) { // the stored level writes only interior columns anyway
+            cols<VEC> r = centre[k - 1]; // a level past b.levels: row p - k as it was
+            if (k <= levels)
+                r = compute_row<K, VEC>(lane, behind[k - 1], centre[k - 1], 0.0f, fresh);
+            if (k < T && k <= levels) { // the stored level writes only interior columns anyway
                 const long long i = p - k;
                 const bool fixed_row = (fixed_top && i == b.r0 - 1) || (fixed_bottom && i == b.r1);
                 const unsigned keep = fixed_row ? ~0u : boundary;

@@ -2,11 +2,10 @@
 // cooperative launch per device runs every step of the part, K steps a cycle.  A cycle is
 // the library's passes of up to T = --time-block steps (lib/stencil-blocked.cuh, bit-identical
 // to T one-step passes), the first of which begins with each warp copying, through peer
-// pointers, the neighbours' rows that its strip reads into this part's halo rows (or, where
-// the pass is tiles, lib/stencil-tiled.cuh, with each block reading them from the neighbours'
-// memory as it loads a tile): each kernel pulls, and writes no field memory but its own (only
-// its counters go into the neighbours' memory).  Then a grid barrier, and the count of cycles
-// done goes to the neighbours (resident.cuh).  So a cycle of K steps costs ceil(K/T) grid
+// pointers, the neighbours' rows that its strip reads into this part's halo rows: each kernel
+// pulls, and writes no field memory but its own (only its counters go into the neighbours'
+// memory).  Then a grid barrier, and the count of cycles done goes to the neighbours
+// (resident.cuh).  So a cycle of K steps costs ceil(K/T) grid
 // barriers and one flag wait (two where T < K: the neighbours' copies too), where a
 // one-row-halo step costs a barrier and a flag wait each.
 //
@@ -30,12 +29,10 @@
 //    second pass of cycle c writes buffer B again: before it each block of N waits for P's
 //    PULLED (pulled_by_above/below in N's memory) >= c + 1, which P gives after the grid
 //    barrier that ends its first pass, copies included.
-// (A first pass of tiles reads the neighbours' rows in the same window, before the same
-// barrier.)  Nothing else crosses devices: no kernel writes another's field.  Inside a
-// device, a warp reads of its halo rows only the cells it copied itself (its columns of its
-// strip's rows; a warp beside it may write some of them too, the same values), a tile copies
-// nothing, and the grid barrier after each pass orders the next pass's reads after every
-// write they need: a pass reads only rows that the pass before it wrote, or the halo rows its
+// Nothing else crosses devices: no kernel writes another's field.  Inside a device, a warp
+// reads of its halo rows only the cells it copied itself (its columns of its strip's rows; a
+// warp beside it may write some of them too, the same values), and the grid barrier after
+// each pass orders the next pass's reads after every write they need: a pass reads only rows that the pass before it wrote, or the halo rows its
 // first pass pulled.  Loads go through L2 (__ldcg: L1 sees neither other multiprocessors'
 // writes nor a peer's).  A part alone with periodic rows (jacobi on one device) copies its
 // own rows.
@@ -54,7 +51,6 @@
 #include "persistent.h"
 #include "resident.cuh"
 #include "stencil-blocked.cuh"
-#include "stencil-tiled.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -141,15 +137,16 @@ template <int VEC> struct halo_inputs {
     }
 };
 
-// One pass of T steps: local rows [L0, L1) from buffer IN to OUT, as the library's launch
-// computes it (lib/kernels-blocked-cuda.cu), a tile and strip at a time on each warp.  The
-// strips are as short as gives every warp one (2T rows at least, as the library's), since a
-// warp walks its strip row after row.  In a cycle's first pass (PULL >= 0) each warp first
+// One pass of N steps (up to T; fewer for the last pass of a cycle where T does not divide K,
+// or of the run): local rows [L0, L1) from buffer IN to OUT, as the library's launch computes
+// it (lib/kernels-blocked-cuda.cu), a tile and strip at a time on each warp.  The strips are as
+// short as gives every warp one (2T rows at least, as the library's), since a warp walks its
+// strip row after row.  In a cycle's first pass (PULL >= 0) each warp first
 // copies the halo rows its strip reads, its own columns of them, so that no grid barrier
 // stands between the copies and the pass: every cell a warp reads of them it wrote itself
 // (another warp may write the same cells, with the same values).
 template <mgpu_kernel K, int VEC, int T>
-__device__ void pass_of(const persistent_part &d, const float *in, float *out, long long l0,
+__device__ void pass_of(const persistent_part &d, int n, const float *in, float *out, long long l0,
                         long long l1, unsigned fixed, int pull, long long warp, long long warps,
                         int lane)
 {
@@ -161,47 +158,11 @@ __device__ void pass_of(const persistent_part &d, const float *in, float *out, l
     strip = strip < 2 * T ? 2 * T : strip;
     strip = strip < rows ? strip : rows;
     const long long strips = (rows + strip - 1) / strip;
-    const blocked_band band = {in, out, d.nx,  static_cast<long long>(d.pitch),
-                               l0, l1,  strip, fixed};
+    const blocked_band band = {in,    out,   d.nx, static_cast<long long>(d.pitch), l0, l1,
+                               strip, fixed, n};
     const halo_inputs<VEC> inputs = {d, pull};
     for (long long task = warp; task < tiles * strips; task += warps)
-        blocked_warp<K, T, VEC, true, true>(band, task % tiles, task / tiles, lane, inputs);
-}
-
-// The band's rows for a tile (--pass=tile) of buffer B: in the cycle's first pass (PULL), the
-// halo rows are the neighbours' edge rows, read from their memory as the tile is loaded
-// (later passes read none of buffer B's halo rows that they do not write themselves).
-struct pulled_rows {
-    const persistent_part &d;
-    int b;
-    bool pull;
-    __device__ const float *operator()(long long r) const
-    {
-        const long long pitch = static_cast<long long>(d.pitch), end = d.rows + d.halo;
-        if (pull && r < d.halo && d.pull_top[b])
-            return d.pull_top[b] + r * pitch;
-        if (pull && r >= end && d.pull_bottom[b])
-            return d.pull_bottom[b] + (r - end) * pitch;
-        return d.buf[b] + r * pitch;
-    }
-};
-
-// The same pass by tiles in shared memory, one a block at a time (--pass=tile, and passes
-// shorter than the kernel's time block).
-static_assert(static_cast<int>(PERSISTENT_DEEP_THREADS) == static_cast<int>(TILED_THREADS),
-              "tiles are stepped by whole blocks");
-static_assert(MGPU_TIME_BLOCK_MAX < TILED_REGION_H / 2, "a tile must keep rows to store");
-template <mgpu_kernel K>
-__device__ void tiled_pass(const persistent_part &d, int n, int b, long long l0, long long l1,
-                           unsigned fixed, bool pull)
-{
-    extern __shared__ float tile_smem[];
-    const blocked_band band = {d.buf[b], d.buf[b ^ 1], d.nx, static_cast<long long>(d.pitch),
-                               l0,       l1,           0,    fixed};
-    const pulled_rows rows = {d, b, pull};
-    const long long tiles = tiled_count(band, n);
-    for (long long task = blockIdx.x; task < tiles; task += gridDim.x)
-        tiled_block<K, true>(band, n, task, rows, tile_smem);
+        blocked_warp<K, T, VEC, true, true, true>(band, task % tiles, task / tiles, lane, inputs);
 }
 
 // Thread 0 of each block waits for my counters ABOVE and BELOW to reach WANT (the counters
@@ -219,15 +180,11 @@ __device__ bool block_waits(const persistent_part &d, u64 *above, u64 *below, u6
     return __syncthreads_and(ok);
 }
 
-// TILED: every pass is tiles in shared memory (--pass=tile); else a pass of TB steps is
-// strips, and a shorter one (the last of a cycle where TB does not divide K, or of the run)
-// tiles: tiles take any length in one body, where strips hold their steps in registers and
-// would need a body per length in each kernel (compiling eight a kernel took most of the
-// build's time).  The launch bounds tell ptxas that one block of strips a multiprocessor is
-// the aim (their registers, up to 215 a thread at T = 8, spilled at T = 4 and 5 when it
-// aimed at two), and two of tiles.
-template <mgpu_kernel K, int VEC, int TB, bool TILED>
-__global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS, TILED ? 2 : 1)
+// The launch bounds tell ptxas how many blocks of 256 threads a multiprocessor should hold:
+// two where a strip's T levels fit in 128 registers a thread without spilling (T up to 4;
+// --blocks-per-sm=2 then runs twice the warps), else one (up to 255 registers; 198 at T = 8).
+template <mgpu_kernel K, int VEC, int TB>
+__global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS, TB <= 4 ? 2 : 1)
     deep_kernel(persistent_part d)
 {
     cg::grid_group grid = cg::this_grid();
@@ -272,13 +229,10 @@ __global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS, TILED ? 2 : 1)
                 }
             }
             const long long beyond = k - phase - n;
-            if (ok && (TILED || n < TB))
-                tiled_pass<K>(d, static_cast<int>(n), b, k - (top ? beyond : 0),
-                              k + d.rows + (bottom ? beyond : 0), fixed, phase == 0);
-            else if (ok)
-                pass_of<K, VEC, TB>(d, d.buf[b], d.buf[b ^ 1], k - (top ? beyond : 0),
-                                    k + d.rows + (bottom ? beyond : 0), fixed, phase == 0 ? b : -1,
-                                    warp, threads / 32, lane);
+            if (ok)
+                pass_of<K, VEC, TB>(d, static_cast<int>(n), d.buf[b], d.buf[b ^ 1],
+                                    k - (top ? beyond : 0), k + d.rows + (bottom ? beyond : 0),
+                                    fixed, phase == 0 ? b : -1, warp, threads / 32, lane);
             b ^= 1;
             phase += n;
         }
@@ -301,25 +255,13 @@ template <mgpu_kernel K, int TB> persistent_kernel_fn deep_of(int time_block)
         if (time_block > TB)
             return deep_of<K, TB + 1>(time_block);
     }
-    return deep_kernel<K, 4, TB, false>;
+    return deep_kernel<K, 4, TB>;
 }
 
 } // namespace
 
 persistent_kernel_fn deep_kernel_of(const persistent_part *d)
 {
-    const bool jacobi = d->kernel == MGPU_KERNEL_JACOBI;
-    if (d->tiled) // one kernel for every T: the levels are in shared memory, not registers
-        return jacobi ? deep_kernel<MGPU_KERNEL_JACOBI, 4, 1, true>
-                      : deep_kernel<MGPU_KERNEL_PATTERN2D, 4, 1, true>;
-    return jacobi ? deep_of<MGPU_KERNEL_JACOBI, 1>(d->time_block)
-                  : deep_of<MGPU_KERNEL_PATTERN2D, 1>(d->time_block);
-}
-
-size_t deep_smem_bytes(const persistent_part *d)
-{
-    // Tiles run every pass, or those shorter than T: where T does not divide K, and in a last
-    // cycle of fewer than K steps that T does not divide.
-    const long long k = d->halo, t = d->time_block;
-    return d->tiled || k % t != 0 || d->steps % k % t != 0 ? tiled_smem_bytes : 0;
+    return d->kernel == MGPU_KERNEL_JACOBI ? deep_of<MGPU_KERNEL_JACOBI, 1>(d->time_block)
+                                           : deep_of<MGPU_KERNEL_PATTERN2D, 1>(d->time_block);
 }

@@ -366,23 +366,18 @@ extern "C" mgpu_status persistent_prepare(persistent_part *d, int blocks_per_sm)
                          "rows are not 16-byte aligned",
                          dev, d->part);
     const kernel_fn kernel = kernel_of(d);
-    const size_t smem = d->halo > 1 ? deep_smem_bytes(d) : 0;
     d->threads = d->halo > 1 ? PERSISTENT_DEEP_THREADS : block_threads;
-    if (smem > 0)
-        MGPU_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(smem)),
-                  dev);
     // Loads the kernel's code now: CUDA loads it lazily, at the first launch otherwise, and
     // a device whose kernel is late keeps its neighbours waiting.
     cudaFuncAttributes attributes;
     MGPU_CUDA(cudaFuncGetAttributes(&attributes, kernel), dev);
     MGPU_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), dev);
-    MGPU_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, d->threads, smem), dev);
+    MGPU_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, d->threads, 0), dev);
     if (fit < 1)
         return mgpu_fail(MGPU_ERR_USAGE,
-                         "device %d: no block of %d threads (and %zu bytes of shared memory) "
-                         "of the persistent kernel fits on a multiprocessor",
-                         dev, d->threads, smem);
+                         "device %d: no block of %d threads of the persistent kernel fits on "
+                         "a multiprocessor",
+                         dev, d->threads);
     if (blocks_per_sm > fit)
         blocks_per_sm = fit;
     long long blocks = static_cast<long long>(sms) * blocks_per_sm;
@@ -404,10 +399,10 @@ extern "C" mgpu_status persistent_launch(const persistent_part *d, mgpu_stream *
 {
     persistent_part copy = *d;
     void *args[] = {&copy};
-    MGPU_CUDA(cudaLaunchCooperativeKernel(
-                  reinterpret_cast<const void *>(kernel_of(d)),
-                  dim3(static_cast<unsigned>(d->blocks)), dim3(static_cast<unsigned>(d->threads)),
-                  args, d->halo > 1 ? deep_smem_bytes(d) : 0, mgpu_stream_cuda(stream)),
+    MGPU_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(kernel_of(d)),
+                                          dim3(static_cast<unsigned>(d->blocks)),
+                                          dim3(static_cast<unsigned>(d->threads)), args, 0,
+                                          mgpu_stream_cuda(stream)),
               mgpu_stream_device(stream));
     return MGPU_OK;
 }

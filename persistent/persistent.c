@@ -31,9 +31,6 @@ static const char *const protocol_names[] = {"overlap", "barrier", NULL};
 static long long protocol = PROTOCOL_OVERLAP;
 static long long blocks_per_sm = 1;
 static long long wait_limit_s = 10;
-static const char *const pass_names[] = {"strip", "tile", NULL};
-enum { PASS_STRIP, PASS_TILE };
-static long long pass = PASS_STRIP;
 
 static const mgpu_extra_option extra[] = {
     {"protocol",
@@ -48,11 +45,6 @@ static const mgpu_extra_option extra[] = {
      NULL, 1, 32, 0, &blocks_per_sm, NULL},
     {"wait-limit", "seconds a kernel waits for a neighbour before it stops the run", NULL, 1, 3600,
      0, &wait_limit_s, NULL},
-    {"pass",
-     "how a pass of --time-block steps runs, with --halo above 1: strip (each warp walks a "
-     "strip of rows, the steps in registers: the library's blocked pass) or tile (each block "
-     "steps a 128 x 64 tile in shared memory, all its warps on each step)",
-     pass_names, 0, 1, 0, &pass, NULL},
     {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -168,7 +160,6 @@ static void describe(state *s, const mgpu_run *run, int part)
         .wait_limit_ns = wait_limit_s * 1000000000LL,
         .halo = run->opt->halo,
         .time_block = mgpu_time_block_resolve(run->opt->time_block, run->opt->halo),
-        .tiled = pass == PASS_TILE,
     };
     /* A part that waits for no other part has no one to be late for. */
     if (part == s->slow_part && (d->wait_above || d->wait_below))
@@ -344,8 +335,6 @@ static mgpu_status timed_runs(state *s, mgpu_run *run)
          * is how one-row halos meet. */
         mgpu_record_set_text(run->record, "protocol",
                              s->parts[0].halo > 1 ? "pull" : protocol_names[protocol]);
-        if (s->parts[0].halo > 1)
-            mgpu_record_set_text(run->record, "pass", pass_names[pass]);
         mgpu_record_set_number(run->record, "blocks", s->parts[0].blocks);
         mgpu_record_set_number(run->record, "block_threads", s->parts[0].threads);
     }
@@ -359,9 +348,6 @@ static mgpu_status device_driven(void *ctx, mgpu_run *run)
     (void) ctx;
     /* What was asked is checked first, on any backend: a usage error names
      * the option or variable, not the backend. */
-    if (pass == PASS_TILE && run->opt->halo == 1)
-        return mgpu_error_set(MGPU_ERR_USAGE, "--pass=tile: a pass of several steps needs "
-                                              "--halo above 1 (one-row halos step one row a time)");
     /* A slow device is a test of how devices meet: the one-device runs
      * (--baseline, --verify=device's reference) take no notice. */
     int slow_part = -1;

@@ -86,9 +86,6 @@ typedef struct persistent_part {
      * rows+K..rows+2K-1), which each kernel copies from its neighbours
      * every K steps, and passes of up to TIME_BLOCK steps between. */
     int halo, time_block;
-    int tiled;                       /* --pass=tile: a pass is blocks stepping tiles
-                                        in shared memory (lib/stencil-tiled.cuh),
-                                        not warps walking strips */
     const float *pull_top[2];        /* per buffer: the part above's last K rows */
     const float *pull_bottom[2];     /* and the part below's first K; NULL at a
                                         fixed boundary; a part alone with periodic

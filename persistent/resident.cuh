@@ -125,7 +125,5 @@ __device__ __forceinline__ bool aborted(const persistent_part &d, long long step
 // A resident kernel, and deep-cuda.cu's for PART, whose rows take float4 loads.
 typedef void (*persistent_kernel_fn)(persistent_part);
 persistent_kernel_fn deep_kernel_of(const persistent_part *part);
-// The dynamic shared memory that kernel takes a block.
-size_t deep_smem_bytes(const persistent_part *part);
 
 #endif /* MGPU_PERSISTENT_RESIDENT_CUH */

@@ -63,28 +63,29 @@ on_devices() {
     # dividing K (a short last pass).  On the smallest grid each depth
     # allows (K rows a part, uneven), odd widths, and step counts that end
     # in the middle of a cycle or before the first ends.
-    # Each pass both ways (--pass): warps walking strips, and blocks stepping
-    # tiles in shared memory (one tile or several across and down a slab,
-    # the tiles' edges at the true boundaries or inside the field).
-    for pass in strip tile; do
+    # A pass shorter than T (T not dividing K, or the run's end) runs its
+    # levels and passes the rest through.  With one block a multiprocessor and
+    # two (where T <= 4 fits two; a deeper kernel takes one all the same): the
+    # strips are shared among twice the warps.
+    for bps in 1 2; do
         for kernel in pattern2d jacobi; do
             for depth in "2 2" "4 4" "4 2" "5 2" "3 1" "8 3"; do
                 set -- $depth
                 for grid in "17 $(($1 * devices + 3)) $((2 * $1 + 1))" "1023 53 $(($1 - 1))" \
                     "129 $((2 * $1 * devices + 5)) 1"; do
                     set -- $depth $grid
-                    check_run "--halo=$1 --time-block=$2 --pass=$pass, $devices devices, $kernel, $3 x $4, $5 steps" \
-                        "$prog" $cpu --halo=$1 --time-block=$2 --pass=$pass --devices=$devices \
+                    check_run "--halo=$1 --time-block=$2 --blocks-per-sm=$bps, $devices devices, $kernel, $3 x $4, $5 steps" \
+                        "$prog" $cpu --halo=$1 --time-block=$2 --blocks-per-sm=$bps --devices=$devices \
                         --kernel=$kernel --nx=$3 --ny=$4 --steps=$5
                 done
             done
-            check_run "--halo=4 --time-block=2 --pass=$pass, $devices devices, $kernel, warmup 2, repeat 3" \
+            check_run "--halo=4 --time-block=2 --blocks-per-sm=$bps, $devices devices, $kernel, warmup 2, repeat 3" \
                 "$prog" --backend=cuda --verify=cpu --warmup=2 --repeat=3 --halo=4 --time-block=2 \
-                --pass=$pass --devices=$devices --kernel=$kernel --nx=131 --ny=67 --steps=11
+                --blocks-per-sm=$bps --devices=$devices --kernel=$kernel --nx=131 --ny=67 --steps=11
             for depth in "6 6" "8 4"; do
                 set -- $depth
-                check_run "--halo=$1 --time-block=$2 --pass=$pass, N vs 1 device: $devices devices, $kernel, 2049 x 1031" \
-                    "$prog" $common --verify=device --halo=$1 --time-block=$2 --pass=$pass \
+                check_run "--halo=$1 --time-block=$2 --blocks-per-sm=$bps, N vs 1 device: $devices devices, $kernel, 2049 x 1031" \
+                    "$prog" $common --verify=device --halo=$1 --time-block=$2 --blocks-per-sm=$bps \
                     --devices=$devices --kernel=$kernel --nx=2049 --ny=1031 --steps=37
             done
         done
@@ -139,7 +140,7 @@ fi
 if [ "$gpus" -ge 2 ]; then
     slow=$((gpus / 2))
     for what in --protocol=overlap --protocol=barrier "--halo=4 --time-block=4" \
-        "--halo=4 --time-block=2" "--halo=5 --time-block=2" "--halo=4 --time-block=2 --pass=tile"; do
+        "--halo=4 --time-block=2" "--halo=5 --time-block=2" "--halo=5 --time-block=2 --blocks-per-sm=2"; do
         for kernel in pattern2d jacobi; do
             check_run "slow device $slow (MGPU_INJECT_DELAY=300:$slow), $what, $gpus devices, $kernel" \
                 env MGPU_INJECT_DELAY=300:$slow "$prog" $cpu $what --devices="$gpus" \
@@ -154,7 +155,7 @@ if [ "$gpus" -ge 2 ]; then
     # the same barrier: exit 1 with the one line naming the wait, in well
     # under the 30 s (a kernel left behind would hang the run).
     for what in --protocol=overlap --protocol=barrier "--halo=4 --time-block=4" \
-        "--halo=4 --time-block=2" "--halo=4 --time-block=2 --pass=tile"; do
+        "--halo=4 --time-block=2" "--halo=4 --time-block=2 --blocks-per-sm=2"; do
         started=$(milliseconds)
         limit=90 run_limited env MGPU_INJECT_DELAY=30000000:$slow "$prog" $common \
             --verify=none --devices="$gpus" --wait-limit=1 $what --nx=2048 --ny=2048 \
@@ -167,13 +168,6 @@ if [ "$gpus" -ge 2 ]; then
         sed 's/^/# /' "$err"
     done
 fi
-
-# --pass=tile with one-row halos: a usage error, one line naming it.
-run_limited "$prog" $common --pass=tile --nx=64 --ny=64 --steps=2 >/dev/null 2>"$err"
-code=$?
-[ "$code" -eq 2 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q -- '--pass=tile' "$err"
-tap $? "--pass=tile without --halo: exit 2 with one line (exit $code)"
-sed 's/^/# /' "$err"
 
 # MGPU_INJECT_DELAY names what it accepts.
 run_limited env MGPU_INJECT_DELAY=300:$gpus "$prog" $common --devices="$gpus" --nx=64 --ny=64 \

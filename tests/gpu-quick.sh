@@ -257,13 +257,13 @@ group_persistent() {
         "$persistent" $cpu --halo=4 --time-block=2 --kernel=jacobi --nx=1001 --ny=55 --steps=11
     check_run "persistent: --halo=6 --time-block=6, pattern2d, N vs 1" \
         "$persistent" $vs1 --halo=6 --time-block=6 --kernel=pattern2d --steps=61
-    # The same passes by tiles in shared memory (--pass=tile): 4096 columns
-    # are 34 tiles across, each device's slab several tiles down.
-    check_run "persistent: --halo=4 --time-block=2 --pass=tile, jacobi, 1001 x 55" \
-        "$persistent" $cpu --halo=4 --time-block=2 --pass=tile --kernel=jacobi --nx=1001 \
-        --ny=55 --steps=11
-    check_run "persistent: --halo=8 --time-block=8 --pass=tile, pattern2d, N vs 1" \
-        "$persistent" $vs1 --halo=8 --time-block=8 --pass=tile --kernel=pattern2d --steps=61
+    # Passes shorter than T (5 = 2 + 2 + 1; 8 = 3 + 3 + 2) pass their
+    # last levels through, with two blocks a multiprocessor where T <= 4.
+    check_run "persistent: --halo=5 --time-block=2 --blocks-per-sm=2, jacobi, 1001 x 55" \
+        "$persistent" $cpu --halo=5 --time-block=2 --blocks-per-sm=2 --kernel=jacobi \
+        --nx=1001 --ny=55 --steps=11
+    check_run "persistent: --halo=8 --time-block=3 --blocks-per-sm=2, pattern2d, N vs 1" \
+        "$persistent" $vs1 --halo=8 --time-block=3 --blocks-per-sm=2 --kernel=pattern2d --steps=61
     check_fault "persistent: MGPU_INJECT_FAULT=100:1 is refused before the launch" \
         "device 1 .*step 100" $((seed_base + 7)) \
         env MGPU_INJECT_FAULT=100:1 "$persistent" --backend=cuda --devices=$D
