@@ -51,53 +51,6 @@ namespace {
 const int stencil_block_max = 256; // threads per block (a multiple of 32)
 const int stencil_waves = 24;      // grid size in full waves of resident blocks
 
-// Where a launch's first and last rows also go: the neighbours' halo rows of the buffer
-// it writes, through peer pointers (exchange mode direct, folded into the step), or
-// nowhere (NULL).  The halo is stored with the same column layout as the row.
-struct edge_rows {
-    float *first_to; // row r0
-    float *last_to;  // row r1 - 1
-};
-
-// Walk the rows [j0, j1) of one strip, VEC columns per thread, with the rows on either
-// side of the current row as a rolling window.  DOWN walks from j0 to j1-1, else from
-// j1-1 up to j0: the window's "behind" row is then the one below.  The thread loads
-// its columns at LOAD_COL (see stencil_kernel) and stores them at COL; rows R0 and
-// R1-1 of the launch also go to EDGES.
-template <mgpu_kernel K, int VEC, bool DOWN>
-__device__ __forceinline__ void
-walk_strip(const float *__restrict__ in, float *__restrict__ out, long long nx, long long pitch,
-           long long j0, long long j1, long long r0, long long r1, edge_rows edges, long long col,
-           long long load_col, int lane, bool whole, bool store_whole)
-{
-    const long long step = DOWN ? pitch : -pitch;
-    const long long first = DOWN ? j0 : j1 - 1;
-    const float *p = in + (first - (DOWN ? 1 : -1)) * pitch;
-    cols<VEC> behind = load_cols<VEC>(p, load_col, nx, whole);
-    p += step;
-    cols<VEC> c = load_cols<VEC>(p, load_col, nx, whole);
-    float c_edge = load_edge<VEC>(p, col, nx, lane);
-    float *q = out + first * pitch;
-    long long j = first;
-    for (long long k = j1 - j0; k > 0; k--) {
-        p += step;
-        const cols<VEC> ahead = load_cols<VEC>(p, load_col, nx, whole);
-        const float ahead_edge = load_edge<VEC>(p, col, nx, lane);
-        const cols<VEC> r = DOWN ? compute_row<K, VEC>(lane, behind, c, c_edge, ahead)
-                                 : compute_row<K, VEC>(lane, ahead, c, c_edge, behind);
-        store_cols<VEC>(q, col, nx, store_whole, r);
-        if (j == r0 && edges.first_to)
-            store_cols<VEC>(edges.first_to, col, nx, store_whole, r);
-        if (j == r1 - 1 && edges.last_to)
-            store_cols<VEC>(edges.last_to, col, nx, store_whole, r);
-        behind = c;
-        c = ahead;
-        c_edge = ahead_edge;
-        q += step;
-        j += DOWN ? 1 : -1;
-    }
-}
-
 // One strip of rows [j0, j1) per blockIdx.y, VEC columns per thread across x.  Even
 // strips walk down and odd ones up, so two neighbouring strips reach the rows they
 // share (each reads the other's edge row) at the same time, at the start or at the

@@ -18,7 +18,8 @@
 // warp's) spread one column a level: after T levels, MARGIN >= T columns at each side are
 // wrong and only the middle STRIDE = 32 VEC - 2 MARGIN are stored; the next tile starts
 // STRIDE columns on (at VEC = 4, T <= 4: 120 of 128 columns, 6% of the cells computed
-// twice, the reloaded columns L2 hits).  Likewise a strip of S rows reads S + 2T rows.
+// twice, the reloaded columns L2 hits).  Likewise a strip of S rows reads S + 2T rows (S + 2n
+// for a PARTIAL pass of n levels).
 //
 // The row arithmetic is the one-step kernel's (stencil-warp.cuh, stencil-cell.cuh), so each
 // level is bit-identical to a step of it.  What a step does not compute stays as it was:
@@ -71,11 +72,12 @@ struct no_inputs {
 // load, which input rows [LO, HI) the lane will read at its VEC columns from COL (a
 // resident kernel fetches its halo rows among them there).
 //
-// PARTIAL: a pass may make fewer steps than T (B.LEVELS < T: the last of a resident kernel's
-// cycle where T does not divide K) in the same body: levels above B.LEVELS pass their row
-// through unchanged, so level T of a row is level B.LEVELS of it, only later in the walk.  A
-// kernel thus holds one body, not one per length, and the margins, made for T, are wide
-// enough.  Else B.LEVELS is T, known to the compiler (a launch makes T steps).
+// PARTIAL: a pass may make fewer steps than T (B.LEVELS < T: a resident kernel's last pass
+// of a cycle where T does not divide K, or of a run) in the same body: levels above
+// B.LEVELS pass their row through unchanged, so level T of a row is level B.LEVELS of it,
+// only later in the walk.  A kernel thus holds one body, not one per length, and the
+// margins, made for T, are wide enough.  Else B.LEVELS is T, known to the compiler (a launch
+// makes T steps).
 template <mgpu_kernel K, int T, int VEC, bool PREFETCH, bool COHERENT, bool PARTIAL = false,
           class Inputs = no_inputs>
 __device__ __forceinline__ void blocked_warp(const blocked_band &b, long long tile_index,

@@ -1,7 +1,8 @@
 // stencil-warp.cuh - a warp's share of a stencil row on the device: VEC columns per thread,
-// their loads and stores, and one row computed from the rows around it with the horizontal
-// neighbours from the neighbouring lanes.  Shared by the one-step kernel (kernels-cuda.cu)
-// and the temporally blocked one (kernels-blocked-cuda.cu), so both compute a row alike.
+// their loads and stores, one row computed from the rows around it with the horizontal
+// neighbours from the neighbouring lanes, and one step of a strip of rows.  Shared by the
+// one-step kernel (kernels-cuda.cu), the temporally blocked one (kernels-blocked-cuda.cu)
+// and mgpu-persistent's resident kernels, so that all compute a row alike.
 #ifndef MGPU_STENCIL_WARP_CUH
 #define MGPU_STENCIL_WARP_CUH
 
@@ -58,14 +59,33 @@ __device__ __forceinline__ void store_cols(float *__restrict__ row, long long co
             row[col + k] = r.v[k];
 }
 
+// Store all VEC columns at COL of ROW that lie in the row, the boundary columns too: a
+// neighbour's halo row is the row as it is, as the library's exchange copies it.
+template <int VEC>
+__device__ __forceinline__ void store_all_cols(float *__restrict__ row, long long col, long long nx,
+                                               bool whole, const cols<VEC> &v)
+{
+    if constexpr (VEC == 4) {
+        if (whole) {
+            *reinterpret_cast<float4 *>(row + col) = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
+            return;
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < VEC; q++)
+        if (col + q < nx)
+            row[col + q] = v.v[q];
+}
+
 // The cell a warp-edge lane needs from another warp's columns: left of the first lane,
 // right of the last.  Other lanes, and cells outside the row, get 0 (never used).
-template <int VEC>
+// COHERENT as for load_cols.
+template <int VEC, bool COHERENT = false>
 __device__ __forceinline__ float load_edge(const float *__restrict__ row, long long col,
                                            long long nx, int lane)
 {
     long long e = lane == 0 ? col - 1 : lane == 31 ? col + VEC : -1;
-    return e >= 0 && e < nx ? row[e] : 0.0f;
+    return e >= 0 && e < nx ? (COHERENT ? __ldcg(row + e) : row[e]) : 0.0f;
 }
 
 // ------------------------------------------------------------- the stencil
@@ -90,6 +110,74 @@ __device__ __forceinline__ cols<VEC> compute_row(int lane, const cols<VEC> &n, c
         r.v[k] = cell_rule<K>::apply(c.v[k], w, e, n.v[k], s.v[k]);
     }
     return r;
+}
+
+// ------------------------------------------------------------- a strip of rows
+
+// Where a walk's first and last rows also go: the neighbours' halo rows of the buffer it
+// writes, through peer pointers (exchange mode direct, folded into the step), or nowhere
+// (NULL).  The halo is stored with the same column layout as the row.
+struct edge_rows {
+    float *first_to; // row r0
+    float *last_to;  // row r1 - 1
+};
+
+// One step of the rows [j0, j1) of one strip, VEC columns per thread, with the rows on either
+// side of the current row as a rolling window, so that each input row is loaded once.  DOWN
+// walks from j0 to j1-1, else from j1-1 up to j0: the window's "behind" row is then the one
+// below.  The thread loads its columns at LOAD_COL (see kernels-cuda.cu's stencil_kernel) and
+// stores them at COL; rows R0 and R1-1 also go to EDGES.  COHERENT as for load_cols.
+// PREFETCH loads each row an iteration early, two rows in flight a warp instead of one, for
+// a kernel with fewer warps than the multiprocessor holds (the resident one-row kernel).
+template <mgpu_kernel K, int VEC, bool DOWN, bool COHERENT = false, bool PREFETCH = false>
+__device__ __forceinline__ void
+walk_strip(const float *__restrict__ in, float *__restrict__ out, long long nx, long long pitch,
+           long long j0, long long j1, long long r0, long long r1, edge_rows edges, long long col,
+           long long load_col, int lane, bool whole, bool store_whole)
+{
+    const long long step = DOWN ? pitch : -pitch;
+    const long long first = DOWN ? j0 : j1 - 1;
+    const float *p = in + (first - (DOWN ? 1 : -1)) * pitch;
+    cols<VEC> behind = load_cols<VEC, COHERENT>(p, load_col, nx, whole);
+    p += step;
+    cols<VEC> c = load_cols<VEC, COHERENT>(p, load_col, nx, whole);
+    float c_edge = load_edge<VEC, COHERENT>(p, col, nx, lane);
+    cols<VEC> next;
+    float next_edge = 0.0f;
+    if constexpr (PREFETCH) { // the row after C; the loop loads one more only while rows remain
+        next = load_cols<VEC, COHERENT>(p + step, load_col, nx, whole);
+        next_edge = load_edge<VEC, COHERENT>(p + step, col, nx, lane);
+    }
+    float *q = out + first * pitch;
+    long long j = first;
+    for (long long k = j1 - j0; k > 0; k--) {
+        p += step;
+        cols<VEC> ahead;
+        float ahead_edge;
+        if constexpr (PREFETCH) {
+            ahead = next;
+            ahead_edge = next_edge;
+            if (k > 1) {
+                next = load_cols<VEC, COHERENT>(p + step, load_col, nx, whole);
+                next_edge = load_edge<VEC, COHERENT>(p + step, col, nx, lane);
+            }
+        } else {
+            ahead = load_cols<VEC, COHERENT>(p, load_col, nx, whole);
+            ahead_edge = load_edge<VEC, COHERENT>(p, col, nx, lane);
+        }
+        const cols<VEC> r = DOWN ? compute_row<K, VEC>(lane, behind, c, c_edge, ahead)
+                                 : compute_row<K, VEC>(lane, ahead, c, c_edge, behind);
+        store_cols<VEC>(q, col, nx, store_whole, r);
+        if (j == r0 && edges.first_to)
+            store_cols<VEC>(edges.first_to, col, nx, store_whole, r);
+        if (j == r1 - 1 && edges.last_to)
+            store_cols<VEC>(edges.last_to, col, nx, store_whole, r);
+        behind = c;
+        c = ahead;
+        c_edge = ahead_edge;
+        q += step;
+        j += DOWN ? 1 : -1;
+    }
 }
 
 } // namespace

@@ -5,9 +5,9 @@
 // pointers, the neighbours' rows that its strip reads into this part's halo rows: each kernel
 // pulls, and writes no field memory but its own (only its counters go into the neighbours'
 // memory).  Then a grid barrier, and the count of cycles done goes to the neighbours
-// (resident.cuh).  So a cycle of K steps costs ceil(K/T) grid
-// barriers and one flag wait (two where T < K: the neighbours' copies too), where a
-// one-row-halo step costs a barrier and a flag wait each.
+// (resident.cuh).  So a cycle of K steps costs ceil(K/T) grid barriers and one flag wait
+// (two where T < K: the neighbours' copies too), where a one-row-halo step costs a barrier
+// and a flag wait each.
 //
 // The passes and buffers are the library's (lib/stencil.c): after the copies at step cK the
 // halos hold step cK, so the pass that starts at phase i of the cycle and runs n steps
@@ -32,10 +32,10 @@
 // Nothing else crosses devices: no kernel writes another's field.  Inside a device, a warp
 // reads of its halo rows only the cells it copied itself (its columns of its strip's rows; a
 // warp beside it may write some of them too, the same values), and the grid barrier after
-// each pass orders the next pass's reads after every write they need: a pass reads only rows that the pass before it wrote, or the halo rows its
-// first pass pulled.  Loads go through L2 (__ldcg: L1 sees neither other multiprocessors'
-// writes nor a peer's).  A part alone with periodic rows (jacobi on one device) copies its
-// own rows.
+// each pass orders the next pass's reads after every write they need: a pass reads only rows
+// that the pass before it wrote, or the halo rows its first pass pulled.  Loads go through
+// L2 (__ldcg: L1 sees neither other multiprocessors' writes nor a peer's).  A part alone with
+// periodic rows (jacobi on one device) copies its own rows.
 //
 // A wait that gives up (the host's STOP, or --wait-limit) is recorded at the step it waited
 // for (the cycle's first, or the second pass's); the block skips its passes, and every block
@@ -56,24 +56,6 @@ namespace cg = cooperative_groups;
 
 namespace {
 
-// Whole rows, VEC columns a thread, boundary columns too: a halo row is the neighbour's row
-// as it is, as the library's exchange copies it.
-template <int VEC>
-__device__ __forceinline__ void store_all_cols(float *row, long long col, long long nx,
-                                               const cols<VEC> &v)
-{
-    if constexpr (VEC == 4) {
-        if (col + 4 <= nx) {
-            *reinterpret_cast<float4 *>(row + col) = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
-            return;
-        }
-    }
-#pragma unroll
-    for (int q = 0; q < VEC; q++)
-        if (col + q < nx)
-            row[col + q] = v.v[q];
-}
-
 // ROWS rows of PITCH floats, this thread's VEC columns from COL, FROM (a neighbour's memory)
 // to TO (mine).  The loads of a batch go out together: a peer's rows are a link's latency
 // away, paid once a batch rather than once a row.
@@ -92,7 +74,7 @@ __device__ void copy_rows(float *__restrict__ to, const float *__restrict__ from
 #pragma unroll
         for (int i = 0; i < batch; i++)
             if (r0 + i < rows)
-                store_all_cols<VEC>(to + (r0 + i) * pitch, col, nx, v[i]);
+                store_all_cols<VEC>(to + (r0 + i) * pitch, col, nx, whole, v[i]);
     }
 }
 
@@ -182,7 +164,7 @@ __device__ bool block_waits(const persistent_part &d, u64 *above, u64 *below, u6
 
 // The launch bounds tell ptxas how many blocks of 256 threads a multiprocessor should hold:
 // two where a strip's T levels fit in 128 registers a thread without spilling (T up to 4;
-// --blocks-per-sm=2 then runs twice the warps), else one (up to 255 registers; 198 at T = 8).
+// --blocks-per-sm=2 then runs twice the warps), else one (up to 255 registers; 196 at T = 8).
 template <mgpu_kernel K, int VEC, int TB>
 __global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS, TB <= 4 ? 2 : 1)
     deep_kernel(persistent_part d)

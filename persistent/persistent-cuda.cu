@@ -52,56 +52,13 @@
 #include "mgpu-private.h"
 #include "persistent.h"
 #include "resident.cuh"
-#include "stencil-cell.cuh"
+#include "stencil-warp.cuh"
 
 namespace cg = cooperative_groups;
 
 namespace {
 
-const unsigned full_warp = 0xffffffffu;
 const int block_threads = PERSISTENT_BLOCK_THREADS;
-
-// ------------------------------------------------------------- VEC columns of a row
-
-template <int VEC> struct cols {
-    float v[VEC];
-};
-
-// This lane's VEC columns from COL: one 16-byte load when all lie in the row, else the cells
-// that exist (nothing past column nx-1 is read; missing cells are 0 and never used).
-template <int VEC>
-__device__ __forceinline__ cols<VEC> load_cols(const float *row, long long col, long long nx,
-                                               bool whole)
-{
-    cols<VEC> r;
-    if constexpr (VEC == 4) {
-        if (whole) {
-            const float4 q = __ldcg(reinterpret_cast<const float4 *>(row + col));
-            r.v[0] = q.x, r.v[1] = q.y, r.v[2] = q.z, r.v[3] = q.w;
-            return r;
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < VEC; k++)
-        r.v[k] = col + k < nx ? __ldcg(row + col + k) : 0.0f;
-    return r;
-}
-
-template <int VEC>
-__device__ __forceinline__ void store_cols(float *row, long long col, long long nx, bool whole,
-                                           const cols<VEC> &r)
-{
-    if constexpr (VEC == 4) {
-        if (whole) {
-            *reinterpret_cast<float4 *>(row + col) = make_float4(r.v[0], r.v[1], r.v[2], r.v[3]);
-            return;
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < VEC; k++)
-        if (col + k < nx)
-            row[col + k] = r.v[k];
-}
 
 // ------------------------------------------------------------- one tile
 
@@ -121,11 +78,11 @@ __device__ __forceinline__ void do_tile(const persistent_part &d, const float *i
     const long long col = (chunk * 32 + lane) * VEC;
     const float *row = in + j * static_cast<long long>(d.pitch);
     const bool whole = col + VEC <= nx;
-    const cols<VEC> c = load_cols<VEC>(row, col, nx, whole);
+    const cols<VEC> c = load_cols<VEC, true>(row, col, nx, whole);
     cols<VEC> r = c;
     if constexpr (COMPUTE) {
-        const cols<VEC> n = load_cols<VEC>(row - d.pitch, col, nx, whole);
-        const cols<VEC> s = load_cols<VEC>(row + d.pitch, col, nx, whole);
+        const cols<VEC> n = load_cols<VEC, true>(row - d.pitch, col, nx, whole);
+        const cols<VEC> s = load_cols<VEC, true>(row + d.pitch, col, nx, whole);
         float left = __shfl_up_sync(full_warp, c.v[VEC - 1], 1);
         float right = __shfl_down_sync(full_warp, c.v[0], 1);
         if (lane == 0)
@@ -140,12 +97,12 @@ __device__ __forceinline__ void do_tile(const persistent_part &d, const float *i
             if (i >= 1 && i <= nx - 2)
                 r.v[k] = cell_rule<K>::apply(c.v[k], w, e, n.v[k], s.v[k]);
         }
-        store_cols<VEC>(out + j * static_cast<long long>(d.pitch), col, nx, whole, r);
+        store_all_cols<VEC>(out + j * static_cast<long long>(d.pitch), col, nx, whole, r);
     }
     if (j == 1 && up)
-        store_cols<VEC>(up, col, nx, whole, r);
+        store_all_cols<VEC>(up, col, nx, whole, r);
     if (j == d.rows && down)
-        store_cols<VEC>(down, col, nx, whole, r);
+        store_all_cols<VEC>(down, col, nx, whole, r);
 }
 
 // ------------------------------------------------------------- flags
@@ -171,38 +128,63 @@ __device__ bool wait_neighbours(const persistent_part &d, long long step)
 
 struct shape {
     long long chunks;     // tiles per row
-    long long tiles;      // all tiles: rows x chunks
     long long edge_tiles; // the tiles of rows 1 and ROWS, first in the order
+    long long strip;      // interior rows (2 .. ROWS-1) a strip
+    long long tasks;      // the edge tiles, then the interior's strips, chunks x strips
     long long warp, warps;
     int lane;
 };
 
-// Tile T's row: rows 1 and ROWS first, so that the edge rows, which the neighbours wait for,
-// are computed first, then rows 2 .. ROWS-1.
+// Edge tile T's row: rows 1 and ROWS, which the neighbours wait for, come first in the order.
 __device__ __forceinline__ long long row_of_tile(const persistent_part &d, const shape &sh,
                                                  long long t, long long *chunk)
 {
     const long long k = t / sh.chunks;
     *chunk = t - k * sh.chunks;
-    return k == 0 ? 1 : k == 1 ? d.rows : k;
+    return k == 0 ? 1 : d.rows;
+}
+
+// Task T past the edge tiles: a tile's columns down a strip of interior rows, walked as the
+// library's one-step kernel walks them (stencil-warp.cuh), each row loaded once rather than
+// three times as a tile does; even strips walk down, odd ones up, so that two neighbouring
+// strips read the rows they share at about the same time.  Interior rows read no halo row and
+// go nowhere else: the strips never wait.  Out of line: 1024-thread blocks leave 64
+// registers a thread, and with the pass's own state beside the walk's window ptxas spilled
+// into the walk (120 bytes stored, up to 356 loaded a thread at VEC = 4); called, the walk
+// stores none at VEC = 4 (16 at VEC = 1) and the pass's state is saved once a strip.
+template <mgpu_kernel K, int VEC>
+__device__ __noinline__ void do_strip(const persistent_part &d, const shape &sh, const float *in,
+                                      float *out, long long t)
+{
+    const long long u = t - sh.edge_tiles, strip = u / sh.chunks;
+    const long long j0 = 2 + strip * sh.strip;
+    const long long j1 = j0 + sh.strip < d.rows ? j0 + sh.strip : d.rows;
+    const long long col = ((u - strip * sh.chunks) * 32 + sh.lane) * VEC;
+    const bool whole = col + VEC <= d.nx, store_whole = col >= 1 && col + VEC <= d.nx - 1;
+    const edge_rows nowhere = {nullptr, nullptr};
+    const long long pitch = static_cast<long long>(d.pitch);
+    if (strip % 2 == 0)
+        walk_strip<K, VEC, true, true, true>(in, out, d.nx, pitch, j0, j1, 0, 0, nowhere, col, col,
+                                             sh.lane, whole, store_whole);
+    else
+        walk_strip<K, VEC, false, true, true>(in, out, d.nx, pitch, j0, j1, 0, 0, nowhere, col, col,
+                                              sh.lane, whole, store_whole);
 }
 
 // The overlap protocol's pass for PHASE (0: the exchange before step 0; t+1: step t).  A warp
 // with edge tiles first waits for the neighbours (not at phase 0: no halo is read, and no
 // neighbour has read the halos it writes), computes them, fences its halo writes, and counts
 // them in edges_done; the warp that completes the phase's count publishes the phase.  Warps
-// with interior tiles go on meanwhile: they neither read halos nor write a neighbour's memory.
+// with interior strips go on meanwhile: they neither read halos nor write a neighbour's memory.
 template <mgpu_kernel K, int VEC, bool COMPUTE>
 __device__ void overlap_pass(const persistent_part &d, const shape &sh, long long phase,
                              const float *in, float *out, float *up, float *down)
 {
     const bool talks = d.up_flag || d.down_flag;
-    const long long end = COMPUTE ? sh.tiles : sh.edge_tiles;
     bool ready = phase == 0 || !(d.wait_above || d.wait_below), give_up = false;
-    long long handled = 0;
-    for (long long t = sh.warp; t < end; t += sh.warps) {
-        const bool edge = t < sh.edge_tiles;
-        if (edge && !ready) {
+    long long handled = 0, t = sh.warp;
+    for (; t < sh.edge_tiles; t += sh.warps) {
+        if (!ready) {
             int ok = 1;
             if (sh.lane == 0) {
                 ok = wait_neighbours(d, phase - 1) && dawdle(d, sh.warp);
@@ -214,14 +196,13 @@ __device__ void overlap_pass(const persistent_part &d, const shape &sh, long lon
             ready = true;
             give_up = !ok;
         }
-        if (edge && give_up)
+        if (give_up)
             continue;
         long long chunk;
         const long long j = row_of_tile(d, sh, t, &chunk);
         do_tile<K, VEC, COMPUTE>(d, in, out, up, down, j, chunk, sh.lane);
-        if (edge)
-            handled++;
-        if (edge && talks && t + sh.warps >= sh.edge_tiles) {
+        handled++;
+        if (talks && t + sh.warps >= sh.edge_tiles) {
             // This warp's last edge tile of the phase: its rows reach the neighbours before
             // the count says so.
             __threadfence_system();
@@ -237,23 +218,28 @@ __device__ void overlap_pass(const persistent_part &d, const shape &sh, long lon
             __syncwarp();
         }
     }
+    if constexpr (COMPUTE) // the interior, after this warp's edge tiles
+        for (; t < sh.tasks; t += sh.warps)
+            do_strip<K, VEC>(d, sh, in, out, t);
 }
 
-// The barrier protocol's pass: every tile (or the edge tiles alone), the halo writes fenced.
+// The barrier protocol's pass: the edge tiles and the interior's strips (or the edge tiles
+// alone), the halo writes fenced.
 template <mgpu_kernel K, int VEC, bool COMPUTE>
 __device__ void barrier_pass(const persistent_part &d, const shape &sh, const float *in, float *out,
                              float *up, float *down)
 {
-    const long long end = COMPUTE ? sh.tiles : sh.edge_tiles;
-    bool wrote_peer = false;
-    for (long long t = sh.warp; t < end; t += sh.warps) {
+    long long t = sh.warp;
+    for (; t < sh.edge_tiles; t += sh.warps) {
         long long chunk;
         const long long j = row_of_tile(d, sh, t, &chunk);
         do_tile<K, VEC, COMPUTE>(d, in, out, up, down, j, chunk, sh.lane);
-        wrote_peer |= t < sh.edge_tiles;
     }
-    if (wrote_peer && (d.up_flag || d.down_flag))
+    if (sh.warp < sh.edge_tiles && (d.up_flag || d.down_flag))
         __threadfence_system();
+    if constexpr (COMPUTE)
+        for (; t < sh.tasks; t += sh.warps)
+            do_strip<K, VEC>(d, sh, in, out, t);
 }
 
 template <mgpu_kernel K, int VEC, bool COMPUTE>
@@ -302,11 +288,17 @@ __global__ void __launch_bounds__(block_threads) persistent_kernel(persistent_pa
     shape sh;
     const long long groups = (d.nx + VEC - 1) / VEC;
     sh.chunks = (groups + 31) / 32;
-    sh.tiles = d.rows * sh.chunks;
     sh.edge_tiles = (d.rows < 2 ? d.rows : 2) * sh.chunks;
     sh.lane = static_cast<int>(threadIdx.x & 31);
     sh.warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
     sh.warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
+    // The interior in strips, one for each warp that has no edge tile where there are
+    // enough: long strips load each row once, and every warp has one strip a step.
+    const long long interior = d.rows > 2 ? d.rows - 2 : 0;
+    const long long free_warps = sh.warps > sh.edge_tiles ? sh.warps - sh.edge_tiles : sh.warps;
+    const long long per_chunk = free_warps / sh.chunks > 1 ? free_warps / sh.chunks : 1;
+    sh.strip = interior > 0 ? (interior + per_chunk - 1) / per_chunk : 1;
+    sh.tasks = sh.edge_tiles + sh.chunks * ((interior + sh.strip - 1) / sh.strip);
     if (d.compute)
         run_steps<K, VEC, true>(d, sh);
     else

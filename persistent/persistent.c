@@ -346,10 +346,10 @@ static mgpu_status timed_runs(state *s, mgpu_run *run)
 static mgpu_status device_driven(void *ctx, mgpu_run *run)
 {
     (void) ctx;
-    /* What was asked is checked first, on any backend: a usage error names
-     * the option or variable, not the backend. */
-    /* A slow device is a test of how devices meet: the one-device runs
-     * (--baseline, --verify=device's reference) take no notice. */
+    /* MGPU_INJECT_DELAY is checked first, on any backend: its usage error
+     * names the variable, not the backend.  A slow device is a test of how
+     * devices meet: the one-device runs (--baseline, --verify=device's
+     * reference) take no notice. */
     int slow_part = -1;
     long long slow_us = 0;
     if (run->ndevices > 1)

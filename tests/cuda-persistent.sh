@@ -82,8 +82,11 @@ on_devices() {
             check_run "--halo=4 --time-block=2 --blocks-per-sm=$bps, $devices devices, $kernel, warmup 2, repeat 3" \
                 "$prog" --backend=cuda --verify=cpu --warmup=2 --repeat=3 --halo=4 --time-block=2 \
                 --blocks-per-sm=$bps --devices=$devices --kernel=$kernel --nx=131 --ny=67 --steps=11
-            for depth in "6 6" "8 4"; do
-                set -- $depth
+            # T = 6 takes one block a multiprocessor whatever is asked.
+            depths="6:6 8:4"
+            [ "$bps" -eq 2 ] && depths="4:4 8:4"
+            for depth in $depths; do
+                set -- $(echo "$depth" | tr : ' ')
                 check_run "--halo=$1 --time-block=$2 --blocks-per-sm=$bps, N vs 1 device: $devices devices, $kernel, 2049 x 1031" \
                     "$prog" $common --verify=device --halo=$1 --time-block=$2 --blocks-per-sm=$bps \
                     --devices=$devices --kernel=$kernel --nx=2049 --ny=1031 --steps=37
@@ -106,6 +109,19 @@ exchange=$(printf '%s\n' "$out" | json_field exchange)
     [ "$exchange" = direct ] && awk -v x="$exchange_s" 'BEGIN { exit !(x > 0) }'
 tap $? "record: $program, $strategy, $exchange, exchange_s $exchange_s (exit $code)"
 [ "$code" -eq 0 ] || sed 's/^/# /' "$err"
+
+# Two blocks a multiprocessor where the deep kernel's registers allow them
+# (T <= 4: its launch bounds keep it to 128 a thread), one where not (T = 8).
+blocks_of() { # --halo=K --time-block=T --blocks-per-sm=B
+    run_limited "$prog" $common --verify=none --nx=1024 --ny=1024 --steps=8 --format=json "$@" \
+        2>"$err" | json_field blocks
+}
+one4=$(blocks_of --halo=4 --time-block=4 --blocks-per-sm=1)
+two4=$(blocks_of --halo=4 --time-block=4 --blocks-per-sm=2)
+one8=$(blocks_of --halo=8 --time-block=8 --blocks-per-sm=1)
+two8=$(blocks_of --halo=8 --time-block=8 --blocks-per-sm=2)
+[ -n "$one4" ] && [ "$two4" = $((2 * one4)) ] && [ -n "$one8" ] && [ "$two8" = "$one8" ]
+tap $? "--blocks-per-sm=2: $one4 -> $two4 blocks at T = 4, $one8 -> $two8 at T = 8"
 
 # --steps=0 is outside the common range (1..): a usage error.
 run_limited "$prog" $common --steps=0 >/dev/null 2>"$err"
