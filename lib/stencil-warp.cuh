@@ -41,9 +41,11 @@ __device__ __forceinline__ cols<VEC> load_cols(const float *__restrict__ row, lo
     return r;
 }
 
-// Store the VEC results at COL of ROW: one wide store when all are interior cells, else
-// only the interior ones (columns 0 and nx-1 are the boundary and stay as they are).
-template <int VEC>
+// Store the VEC results at COL of ROW: one wide store when WHOLE, else only the interior
+// cells (columns 0 and nx-1 are the boundary and stay as they are) or, with BOUNDARY, every
+// cell that lies in the row: a neighbour's halo row is the row as it is, boundary columns
+// too, as the library's exchange copies it.
+template <int VEC, bool BOUNDARY = false>
 __device__ __forceinline__ void store_cols(float *__restrict__ row, long long col, long long nx,
                                            bool whole, const cols<VEC> &r)
 {
@@ -55,26 +57,8 @@ __device__ __forceinline__ void store_cols(float *__restrict__ row, long long co
     }
 #pragma unroll
     for (int k = 0; k < VEC; k++)
-        if (col + k >= 1 && col + k <= nx - 2)
+        if (BOUNDARY ? col + k < nx : col + k >= 1 && col + k <= nx - 2)
             row[col + k] = r.v[k];
-}
-
-// Store all VEC columns at COL of ROW that lie in the row, the boundary columns too: a
-// neighbour's halo row is the row as it is, as the library's exchange copies it.
-template <int VEC>
-__device__ __forceinline__ void store_all_cols(float *__restrict__ row, long long col, long long nx,
-                                               bool whole, const cols<VEC> &v)
-{
-    if constexpr (VEC == 4) {
-        if (whole) {
-            *reinterpret_cast<float4 *>(row + col) = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
-            return;
-        }
-    }
-#pragma unroll
-    for (int q = 0; q < VEC; q++)
-        if (col + q < nx)
-            row[col + q] = v.v[q];
 }
 
 // The cell a warp-edge lane needs from another warp's columns: left of the first lane,

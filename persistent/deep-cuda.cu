@@ -74,7 +74,7 @@ __device__ void copy_rows(float *__restrict__ to, const float *__restrict__ from
 #pragma unroll
         for (int i = 0; i < batch; i++)
             if (r0 + i < rows)
-                store_all_cols<VEC>(to + (r0 + i) * pitch, col, nx, whole, v[i]);
+                store_cols<VEC, true>(to + (r0 + i) * pitch, col, nx, whole, v[i]);
     }
 }
 

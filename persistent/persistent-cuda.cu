@@ -97,12 +97,12 @@ __device__ __forceinline__ void do_tile(const persistent_part &d, const float *i
             if (i >= 1 && i <= nx - 2)
                 r.v[k] = cell_rule<K>::apply(c.v[k], w, e, n.v[k], s.v[k]);
         }
-        store_all_cols<VEC>(out + j * static_cast<long long>(d.pitch), col, nx, whole, r);
+        store_cols<VEC, true>(out + j * static_cast<long long>(d.pitch), col, nx, whole, r);
     }
     if (j == 1 && up)
-        store_all_cols<VEC>(up, col, nx, whole, r);
+        store_cols<VEC, true>(up, col, nx, whole, r);
     if (j == d.rows && down)
-        store_all_cols<VEC>(down, col, nx, whole, r);
+        store_cols<VEC, true>(down, col, nx, whole, r);
 }
 
 // ------------------------------------------------------------- flags
@@ -151,7 +151,8 @@ __device__ __forceinline__ long long row_of_tile(const persistent_part &d, const
 // go nowhere else: the strips never wait.  Out of line: 1024-thread blocks leave 64
 // registers a thread, and with the pass's own state beside the walk's window ptxas spilled
 // into the walk (120 bytes stored, up to 356 loaded a thread at VEC = 4); called, the walk
-// stores none at VEC = 4 (16 at VEC = 1) and the pass's state is saved once a strip.
+// stores none at VEC = 4 (16 at VEC = 1) and the kernel saves the pass's state (its own 72 to
+// 80 bytes of spills) once a strip.
 template <mgpu_kernel K, int VEC>
 __device__ __noinline__ void do_strip(const persistent_part &d, const shape &sh, const float *in,
                                       float *out, long long t)
@@ -292,11 +293,14 @@ __global__ void __launch_bounds__(block_threads) persistent_kernel(persistent_pa
     sh.lane = static_cast<int>(threadIdx.x & 31);
     sh.warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
     sh.warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
-    // The interior in strips, one for each warp that has no edge tile where there are
-    // enough: long strips load each row once, and every warp has one strip a step.
+    // The interior in strips, about one for each warp that has no edge tile: long strips
+    // load each row once, and those warps have one strip a step.  Where they are fewer than
+    // the chunks (rows of some 260,000 columns and more), strips as if every warp had one,
+    // not a strip a chunk as tall as the interior after an edge tile.
     const long long interior = d.rows > 2 ? d.rows - 2 : 0;
-    const long long free_warps = sh.warps > sh.edge_tiles ? sh.warps - sh.edge_tiles : sh.warps;
-    const long long per_chunk = free_warps / sh.chunks > 1 ? free_warps / sh.chunks : 1;
+    const long long free_warps = sh.warps > sh.edge_tiles ? sh.warps - sh.edge_tiles : 0;
+    long long per_chunk = (free_warps >= sh.chunks ? free_warps : sh.warps) / sh.chunks;
+    per_chunk = per_chunk > 1 ? per_chunk : 1;
     sh.strip = interior > 0 ? (interior + per_chunk - 1) / per_chunk : 1;
     sh.tasks = sh.edge_tiles + sh.chunks * ((interior + sh.strip - 1) / sh.strip);
     if (d.compute)

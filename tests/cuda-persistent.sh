@@ -30,10 +30,13 @@ on_devices() {
         for kernel in pattern2d jacobi; do
             # odd and prime sizes (nx % 4 != 0: the last column group is
             # partial), uneven slabs, one interior row per device, a width of
-            # one warp's tile and of one tile plus one column, and one-row
-            # slabs so wide that a warp has several edge tiles to do
+            # one warp's tile and of one tile plus one column, one-row slabs
+            # so wide that a warp has several edge tiles to do, and slabs of
+            # 3 and 4 rows so wide that the warps left after the edge tiles
+            # are fewer than a row's tiles (each interior strip a tile wide)
             for grid in "17 13 7" "257 131 9" "1023 37 5" "3 $small 3" "4 $small 4" \
-                "129 $((2 * devices + 3)) 6" "128 $small 2" "600001 $small 3"; do
+                "129 $((2 * devices + 3)) 6" "128 $small 2" "600001 $small 3" \
+                "600001 $((3 * devices + 3)) 3"; do
                 set -- $grid
                 check_run "$protocol, $devices devices, $kernel, $1 x $2, $3 steps" \
                     "$prog" $cpu --protocol=$protocol --devices=$devices --kernel=$kernel \
