@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mgpu-private.h"
 
@@ -58,16 +59,42 @@ static long long max_grid_side(void) { return max_grid_cells() / MIN_GRID; }
 void mgpu_error(const mgpu_program *program, const char *fmt, ...)
 {
     const char *name = program && program->name ? program->name : "mgpu";
+    /* The line is made first and written in one write(2): stderr has no
+     * buffer, so the name, the message and the newline would be three
+     * writes, and another process on the same stderr (mpirun's notice of
+     * MPI_Abort, a rank's own error) could land between them.  A write of
+     * up to PIPE_BUF bytes to a pipe is not interleaved with others. */
+    char line[4096];
     va_list ap;
-
+    int head = snprintf(line, sizeof line, "%s: ", name);
+    int body = -1;
+    if (head >= 0 && (size_t) head < sizeof line) {
+        va_start(ap, fmt);
+        body = vsnprintf(line + head, sizeof line - (size_t) head, fmt, ap);
+        va_end(ap);
+    }
     /* Hold the stream so that another thread's error cannot land inside
      * this line. */
     flockfile(stderr);
-    fprintf(stderr, "%s: ", name);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
+    if (body >= 0 && (size_t) head + (size_t) body + 1 < sizeof line) {
+        size_t len = (size_t) head + (size_t) body, done = 0;
+        line[len++] = '\n';
+        fflush(stderr);
+        while (done < len) {
+            ssize_t wrote = write(fileno(stderr), line + done, len - done);
+            if (wrote < 0 && errno == EINTR)
+                continue;
+            if (wrote <= 0)
+                break; /* nowhere to say it: the exit status still does */
+            done += (size_t) wrote;
+        }
+    } else { /* longer than a pipe writes at once: in pieces, as it comes */
+        fprintf(stderr, "%s: ", name);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+    }
     funlockfile(stderr);
 }
 
