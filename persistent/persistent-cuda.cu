@@ -144,32 +144,40 @@ __device__ __forceinline__ long long row_of_tile(const persistent_part &d, const
     return k == 0 ? 1 : d.rows;
 }
 
-// Task T past the edge tiles: a tile's columns down a strip of interior rows, walked as the
-// library's one-step kernel walks them (stencil-warp.cuh), each row loaded once rather than
-// three times as a tile does; even strips walk down, odd ones up, so that two neighbouring
-// strips read the rows they share at about the same time.  Interior rows read no halo row and
-// go nowhere else: the strips never wait.  Out of line: 1024-thread blocks leave 64
-// registers a thread, and with the pass's own state beside the walk's window ptxas spilled
-// into the walk (120 bytes stored, up to 356 loaded a thread at VEC = 4); called, the walk
-// stores none at VEC = 4 (16 at VEC = 1) and the kernel saves the pass's state (its own 72 to
-// 80 bytes of spills) once a strip.
+// Interior rows [J0, J1), this lane's VEC columns from COL, walked as the library's one-step
+// kernel walks a strip (stencil-warp.cuh): each row loaded once rather than three times as a
+// tile of one row does, and an iteration early.  Out of line, its arguments by value: the
+// 1024-thread blocks leave 64 registers a thread, and with the pass's state beside the walk's
+// window ptxas spilled into the walk (120 bytes stored, up to 356 loaded a thread at VEC = 4);
+// here the walk spills at most 16 bytes, loaded, and the kernel saves its state once a strip.
 template <mgpu_kernel K, int VEC>
-__device__ __noinline__ void do_strip(const persistent_part &d, const shape &sh, const float *in,
-                                      float *out, long long t)
+__device__ __noinline__ void walk_interior(const float *in, float *out, long long nx,
+                                           long long pitch, long long j0, long long j1,
+                                           long long col, int lane, bool down)
+{
+    const bool whole = col + VEC <= nx, store_whole = col >= 1 && col + VEC <= nx - 1;
+    const edge_rows nowhere = {nullptr, nullptr};
+    if (down)
+        walk_strip<K, VEC, true, true, true>(in, out, nx, pitch, j0, j1, 0, 0, nowhere, col, col,
+                                             lane, whole, store_whole);
+    else
+        walk_strip<K, VEC, false, true, true>(in, out, nx, pitch, j0, j1, 0, 0, nowhere, col, col,
+                                              lane, whole, store_whole);
+}
+
+// Task T past the edge tiles: a tile's columns down a strip of interior rows.  Even strips
+// walk down, odd ones up, so that two neighbouring strips read the rows they share at about
+// the same time.  Interior rows read no halo row and go nowhere else: the strips never wait.
+template <mgpu_kernel K, int VEC>
+__device__ __forceinline__ void do_strip(const persistent_part &d, const shape &sh, const float *in,
+                                         float *out, long long t)
 {
     const long long u = t - sh.edge_tiles, strip = u / sh.chunks;
     const long long j0 = 2 + strip * sh.strip;
     const long long j1 = j0 + sh.strip < d.rows ? j0 + sh.strip : d.rows;
     const long long col = ((u - strip * sh.chunks) * 32 + sh.lane) * VEC;
-    const bool whole = col + VEC <= d.nx, store_whole = col >= 1 && col + VEC <= d.nx - 1;
-    const edge_rows nowhere = {nullptr, nullptr};
-    const long long pitch = static_cast<long long>(d.pitch);
-    if (strip % 2 == 0)
-        walk_strip<K, VEC, true, true, true>(in, out, d.nx, pitch, j0, j1, 0, 0, nowhere, col, col,
-                                             sh.lane, whole, store_whole);
-    else
-        walk_strip<K, VEC, false, true, true>(in, out, d.nx, pitch, j0, j1, 0, 0, nowhere, col, col,
-                                              sh.lane, whole, store_whole);
+    walk_interior<K, VEC>(in, out, d.nx, static_cast<long long>(d.pitch), j0, j1, col, sh.lane,
+                          strip % 2 == 0);
 }
 
 // The overlap protocol's pass for PHASE (0: the exchange before step 0; t+1: step t).  A warp
