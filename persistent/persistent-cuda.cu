@@ -83,20 +83,12 @@ __device__ __forceinline__ void do_tile(const persistent_part &d, const float *i
     if constexpr (COMPUTE) {
         const cols<VEC> n = load_cols<VEC, true>(row - d.pitch, col, nx, whole);
         const cols<VEC> s = load_cols<VEC, true>(row + d.pitch, col, nx, whole);
-        float left = __shfl_up_sync(full_warp, c.v[VEC - 1], 1);
-        float right = __shfl_down_sync(full_warp, c.v[0], 1);
-        if (lane == 0)
-            left = col >= 1 && col - 1 < nx ? __ldcg(row + col - 1) : 0.0f;
-        if (lane == 31)
-            right = col + VEC < nx ? __ldcg(row + col + VEC) : 0.0f;
+        const float edge = load_edge<VEC, true>(row, col, nx, lane);
+        const cols<VEC> computed = compute_row<K, VEC>(lane, n, c, edge, s);
 #pragma unroll
-        for (int k = 0; k < VEC; k++) {
-            const long long i = col + k;
-            const float w = k == 0 ? left : c.v[k - 1];
-            const float e = k == VEC - 1 ? right : c.v[k + 1];
-            if (i >= 1 && i <= nx - 2)
-                r.v[k] = cell_rule<K>::apply(c.v[k], w, e, n.v[k], s.v[k]);
-        }
+        for (int k = 0; k < VEC; k++)
+            if (col + k >= 1 && col + k <= nx - 2)
+                r.v[k] = computed.v[k];
         store_cols<VEC, true>(out + j * static_cast<long long>(d.pitch), col, nx, whole, r);
     }
     if (j == 1 && up)
