@@ -123,10 +123,10 @@ template <int VEC> struct halo_inputs {
 // or of the run): local rows [L0, L1) from buffer IN to OUT, as the library's launch computes
 // it (lib/kernels-blocked-cuda.cu), a tile and strip at a time on each warp.  The strips are as
 // short as gives every warp one (2T rows at least, as the library's), since a warp walks its
-// strip row after row.  In a cycle's first pass (PULL >= 0) each warp first
-// copies the halo rows its strip reads, its own columns of them, so that no grid barrier
-// stands between the copies and the pass: every cell a warp reads of them it wrote itself
-// (another warp may write the same cells, with the same values).
+// strip row after row.  In a cycle's first pass (PULL >= 0) each warp first copies the halo
+// rows its strip reads, its own columns of them, so that no grid barrier stands between the
+// copies and the pass: every cell a warp reads of them it wrote itself (another warp may
+// write the same cells, with the same values).
 template <mgpu_kernel K, int VEC, int T>
 __device__ void pass_of(const persistent_part &d, int n, const float *in, float *out, long long l0,
                         long long l1, unsigned fixed, int pull, long long warp, long long warps,
