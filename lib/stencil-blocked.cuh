@@ -76,8 +76,11 @@ struct no_inputs {
 // of a cycle where T does not divide K, or of a run) in the same body: levels above
 // B.LEVELS pass their row through unchanged, so level T of a row is level B.LEVELS of it,
 // only later in the walk.  A kernel thus holds one body, not one per length, and the
-// margins, made for T, are wide enough.  Else B.LEVELS is T, known to the compiler (a launch
-// makes T steps).
+// margins, made for T, are wide enough.  Every level computes and those past B.LEVELS take
+// their row back by a select, not a branch: a branch a level kept ptxas from overlapping one
+// level's arithmetic with the next one's (K=T=8 at 16384² on one H100, 313 us a step against
+// 230 without PARTIAL; BENCHMARKS.md section 21).  Else B.LEVELS is T, known to the compiler
+// (a launch makes T steps).
 template <mgpu_kernel K, int T, int VEC, bool PREFETCH, bool COHERENT, bool PARTIAL = false,
           class Inputs = no_inputs>
 __device__ __forceinline__ void blocked_warp(const blocked_band &b, long long tile_index,
@@ -137,10 +140,12 @@ __device__ __forceinline__ void blocked_warp(const blocked_band &b, long long ti
         }
 #pragma unroll
         for (int k = 1; k <= T; k++) {
-            cols<VEC> r = centre[k - 1]; // a level past b.levels: row p - k as it was
-            if (k <= levels)
-                r = compute_row<K, VEC>(lane, behind[k - 1], centre[k - 1], 0.0f, fresh);
-            if (k < T && k <= levels) { // the stored level writes only interior columns anyway
+            cols<VEC> r = compute_row<K, VEC>(lane, behind[k - 1], centre[k - 1], 0.0f, fresh);
+            if (PARTIAL && k > levels) // a level past b.levels: row p - k as it was
+#pragma unroll
+                for (int q = 0; q < VEC; q++)
+                    r.v[q] = centre[k - 1].v[q];
+            if (k < T) { // the stored level writes only interior columns anyway
                 const long long i = p - k;
                 const bool fixed_row = (fixed_top && i == b.r0 - 1) || (fixed_bottom && i == b.r1);
                 const unsigned keep = fixed_row ? ~0u : boundary;
