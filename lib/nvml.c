@@ -1,8 +1,9 @@
 /* nvml.c - how two GPUs are linked, and which driver runs them (the record's
- * nvidia_driver), asked of NVML, the driver's management library.  NVML is loaded at run time (dlopen of libnvidia-ml.so.1 and
- * the few functions used), never linked, so that every binary still starts
- * where there is no driver; where it cannot be loaded, the link is guessed
- * from the CUDA runtime's native-atomics attribute, and the answer says so. */
+ * nvidia_driver), asked of NVML, the driver's management library.  NVML is
+ * loaded at run time (dlopen of libnvidia-ml.so.1 and the few functions
+ * used), never linked, so that every binary still starts where there is no
+ * driver; where it cannot be loaded, the link is guessed from the CUDA
+ * runtime's native-atomics attribute, and the answer says so. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

@@ -79,8 +79,8 @@ struct no_inputs {
 // margins, made for T, are wide enough.  Every level computes and those past B.LEVELS take
 // their row back by a select, not a branch: a branch a level kept ptxas from overlapping one
 // level's arithmetic with the next one's (the deep resident kernel, K=T=8 at 16384² on one
-// H100: 313 us a step with the branches, 245 with the select; BENCHMARKS.md section 21).  Else B.LEVELS is T, known to the compiler
-// (a launch makes T steps).
+// H100: 313 us a step with the branches, 245 with the select; BENCHMARKS.md section 21).
+// Else B.LEVELS is T, known to the compiler (a launch makes T steps).
 template <mgpu_kernel K, int T, int VEC, bool PREFETCH, bool COHERENT, bool PARTIAL = false,
           class Inputs = no_inputs>
 __device__ __forceinline__ void blocked_warp(const blocked_band &b, long long tile_index,
