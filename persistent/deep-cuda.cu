@@ -164,7 +164,7 @@ __device__ bool block_waits(const persistent_part &d, u64 *above, u64 *below, u6
 
 // The launch bounds tell ptxas how many blocks of 256 threads a multiprocessor should hold:
 // two where a strip's T levels fit in 128 registers a thread without spilling (T up to 4;
-// --blocks-per-sm=2 then runs twice the warps), else one (up to 255 registers; 196 at T = 8).
+// --blocks-per-sm=2 then runs twice the warps), else one (up to 255 registers; 195-202 at T = 8).
 template <mgpu_kernel K, int VEC, int TB>
 __global__ void __launch_bounds__(PERSISTENT_DEEP_THREADS, TB <= 4 ? 2 : 1)
     deep_kernel(persistent_part d)

@@ -20,7 +20,7 @@ enum persistent_protocol {
 /* Threads per block of the persistent kernel: few large blocks make the
  * grid barrier cheap (one arrival per block).  The deep-halo kernel's
  * warps keep T steps of rows in registers (lib/stencil-blocked.cuh), up to
- * 196 a thread at T = 8: blocks of 256 threads may have 255 (with 512 the
+ * 202 a thread at T = 8: blocks of 256 threads may have 255 (with 512 the
  * deeper passes spilled to local memory and ran at half speed). */
 enum { PERSISTENT_BLOCK_THREADS = 1024, PERSISTENT_DEEP_THREADS = 256 };
 
