@@ -122,8 +122,10 @@ template <int VEC> struct halo_inputs {
 // One pass of N steps (up to T; fewer for the last pass of a cycle where T does not divide K,
 // or of the run): local rows [L0, L1) from buffer IN to OUT, as the library's launch computes
 // it (lib/kernels-blocked-cuda.cu), a tile and strip at a time on each warp.  The strips are as
-// short as gives every warp one (2T rows at least, as the library's), since a warp walks its
-// strip row after row.  In a cycle's first pass (PULL >= 0) each warp first copies the halo
+// short as gives every warp one, since a warp walks its strip row after row: a pass takes
+// one strip's walk, S + 2T rows, where the warps are enough for every strip at once (small
+// slabs), so strips shorter than the library's 2T rows make the pass shorter, though more
+// rows are read twice.  In a cycle's first pass (PULL >= 0) each warp first copies the halo
 // rows its strip reads, its own columns of them, so that no grid barrier stands between the
 // copies and the pass: every cell a warp reads of them it wrote itself (another warp may
 // write the same cells, with the same values).
@@ -137,7 +139,6 @@ __device__ void pass_of(const persistent_part &d, int n, const float *in, float 
     const long long rows = l1 - l0;
     const long long per_tile = warps / tiles > 1 ? warps / tiles : 1;
     long long strip = (rows + per_tile - 1) / per_tile;
-    strip = strip < 2 * T ? 2 * T : strip;
     strip = strip < rows ? strip : rows;
     const long long strips = (rows + strip - 1) / strip;
     const blocked_band band = {in,    out,   d.nx, static_cast<long long>(d.pitch), l0, l1,
