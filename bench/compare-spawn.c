@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -361,25 +362,63 @@ int cmp_spawn(char *const argv[], const char *dir, double timeout_s, cmp_output 
 }
 
 /* mpirun ends its stderr with a banner of dashes after the rank's own
- * error line. */
+ * error line.  Where no rank said why (mpirun refused to start the job:
+ * too few slots, no such program), its own message stands between two
+ * banners, a paragraph wrapped over several lines, the first of which
+ * says what went wrong: its last line alone read "launch.". */
 void cmp_last_line(const char *text, const char *name, char *out, size_t size)
 {
     size_t name_len = name ? strlen(name) : 0;
-    const char *own = NULL, *other = NULL;
+    const char *own = NULL, *other = NULL, *para = NULL, *para_end = NULL;
     size_t own_len = 0, other_len = 0;
+    bool after_banner = false, in_para = false;
     for (const char *line = text; *line;) {
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t) (end - line) : strlen(line);
         while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
             len--;
+        size_t blank = strspn(line, " \t");
         if (name && len > name_len && strncmp(line, name, name_len) == 0 && line[name_len] == ':') {
             own = line;
             own_len = len;
-        } else if (strspn(line, "- \t") < len) {
+        } else if (blank >= len) {
+            in_para = false; /* a blank line ends a paragraph */
+        } else if (strspn(line, "- \t") >= len) {
+            after_banner = true;
+            in_para = false;
+        } else {
             other = line;
             other_len = len;
+            if (after_banner) { /* a new message: its first paragraph */
+                para = line;
+                in_para = true;
+                after_banner = false;
+            }
+            if (in_para)
+                para_end = line + len;
         }
         line = end ? end + 1 : line + strlen(line);
+    }
+    if (!own && para) {
+        /* The paragraph's lines joined by one blank, cut with "..." too. */
+        size_t n = 0;
+        bool cut = false;
+        for (const char *c = para; c < para_end && !cut; c++) {
+            char ch = *c == '\n' || *c == '\r' || *c == '\t' ? ' ' : *c;
+            if (ch == ' ' && (n == 0 || out[n - 1] == ' '))
+                continue;
+            if (n + 1 >= size)
+                cut = true;
+            else
+                out[n++] = ch;
+        }
+        if (cut && size >= 4) {
+            memcpy(out + size - 4, "...", 3);
+            n = size - 1;
+        }
+        out[n] = '\0';
+        cmp_plain_text(out);
+        return;
     }
     const char *line = own ? own : other;
     size_t len = own ? own_len : other_len;

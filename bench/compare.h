@@ -122,8 +122,10 @@ void cmp_output_free(cmp_output *output);
 void cmp_ended(const cmp_output *output, char *text, size_t size);
 /* The line of TEXT (a child's stderr) that says why it failed, into OUT:
  * the last one that starts with "NAME:" (mgpu_error's lines; NAME may be
- * NULL), else the last that has more than dashes and blanks; plain text
- * (cmp_plain_text), ending in "..." when it had to be cut. */
+ * NULL), else the first paragraph after the last banner of dashes (a
+ * launcher's message, mpirun's), its lines joined, else the last line that
+ * has more than dashes and blanks; plain text (cmp_plain_text), ending in
+ * "..." when it had to be cut. */
 void cmp_last_line(const char *text, const char *name, char *out, size_t size);
 /* The signal, SIGINT or SIGTERM, that came, or 0; a running child is then
  * stopped too. */
