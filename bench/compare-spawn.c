@@ -368,6 +368,8 @@ int cmp_spawn(char *const argv[], const char *dir, double timeout_s, cmp_output 
  * says what went wrong: its last line alone read "launch.". */
 void cmp_last_line(const char *text, const char *name, char *out, size_t size)
 {
+    if (size == 0)
+        return;
     size_t name_len = name ? strlen(name) : 0;
     const char *own = NULL, *other = NULL, *para = NULL, *para_end = NULL;
     size_t own_len = 0, other_len = 0;
@@ -377,11 +379,10 @@ void cmp_last_line(const char *text, const char *name, char *out, size_t size)
         size_t len = end ? (size_t) (end - line) : strlen(line);
         while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
             len--;
-        size_t blank = strspn(line, " \t");
         if (name && len > name_len && strncmp(line, name, name_len) == 0 && line[name_len] == ':') {
             own = line;
             own_len = len;
-        } else if (blank >= len) {
+        } else if (strspn(line, " \t") >= len) {
             in_para = false; /* a blank line ends a paragraph */
         } else if (strspn(line, "- \t") >= len) {
             after_banner = true;
@@ -399,33 +400,27 @@ void cmp_last_line(const char *text, const char *name, char *out, size_t size)
         }
         line = end ? end + 1 : line + strlen(line);
     }
-    if (!own && para) {
-        /* The paragraph's lines joined by one blank, cut with "..." too. */
-        size_t n = 0;
-        bool cut = false;
-        for (const char *c = para; c < para_end && !cut; c++) {
-            char ch = *c == '\n' || *c == '\r' || *c == '\t' ? ' ' : *c;
-            if (ch == ' ' && (n == 0 || out[n - 1] == ' '))
-                continue;
-            if (n + 1 >= size)
-                cut = true;
-            else
-                out[n++] = ch;
+    const char *from = own ? own : para ? para : other ? other : "";
+    const char *to = own ? own + own_len : para ? para_end : from + other_len;
+    /* Line breaks (a paragraph's) and the blanks around them become one
+     * blank; a text too long for the row ends in "...", never cut without a
+     * sign. */
+    size_t n = 0;
+    const char *c = from;
+    while (c < to && n + 1 < size) {
+        if (*c == '\n' || *c == '\r') {
+            while (n > 0 && out[n - 1] == ' ')
+                n--;
+            c += strspn(c, "\r\n \t");
+            out[n++] = ' ';
+        } else {
+            out[n++] = *c++;
         }
-        if (cut && size >= 4) {
-            memcpy(out + size - 4, "...", 3);
-            n = size - 1;
-        }
-        out[n] = '\0';
-        cmp_plain_text(out);
-        return;
     }
-    const char *line = own ? own : other;
-    size_t len = own ? own_len : other_len;
-    /* A line too long for the row ends in "...", never cut without a sign. */
-    if (len >= size)
-        snprintf(out, size, "%.*s...", (int) size - 4, line);
-    else
-        snprintf(out, size, "%.*s", (int) len, line ? line : "");
+    if (c < to && size >= 4) {
+        memcpy(out + size - 4, "...", 3);
+        n = size - 1;
+    }
+    out[n] = '\0';
     cmp_plain_text(out);
 }

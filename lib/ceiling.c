@@ -69,9 +69,9 @@ static void copy_on_all_cores(void *dst, const void *src, size_t bytes)
     MGPU_OMP(omp parallel for schedule(static))
     for (int k = 0; k < SLICES; k++) {
         size_t begin = (size_t) k * slice;
-        size_t n = bytes - begin < slice ? bytes - begin : slice;
         if (begin >= bytes)
             continue;
+        size_t n = bytes - begin < slice ? bytes - begin : slice;
         if (src)
             memcpy((char *) dst + begin, (const char *) src + begin, n);
         else
