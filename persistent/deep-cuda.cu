@@ -139,6 +139,8 @@ __device__ void pass_of(const persistent_part &d, int n, const float *in, float 
     const long long rows = l1 - l0;
     const long long per_tile = warps / tiles > 1 ? warps / tiles : 1;
     long long strip = (rows + per_tile - 1) / per_tile;
+    // Already at most ROWS (per_tile >= 1); said again for the compiler: without this line
+    // ptxas makes other code (PTX with more registers), not measured on a GPU yet.
     strip = strip < rows ? strip : rows;
     const long long strips = (rows + strip - 1) / strip;
     const blocked_band band = {in,    out,   d.nx, static_cast<long long>(d.pitch), l0, l1,
