@@ -318,8 +318,9 @@ static void print_help(void)
                                            "'srun -n %n' or 'mpirun -np %n --hostfile hosts' "
                                            "(default: --mpirun's)");
     bench_help_line("--mpirun=COMMAND", "the same as --launcher='COMMAND -np %n' (default: "
-                                        "$MPIRUN, else mpirun; as root, Open MPI is allowed "
-                                        "to run)");
+                                        "$MPIRUN, else mpirun; Open MPI binds no rank, "
+                                        "--bind places them, and as root it is allowed to "
+                                        "run)");
     bench_help_line("--timeout=SECONDS",
                     "stop a run that takes longer (default 600), and a program asked for "
                     "its modes, and gnuplot, after that or 60 s");
@@ -891,11 +892,18 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
     pl.halo = opt->halos[0];
 
     /* Open MPI's mpirun refuses to run as root unless told so; benchmarks
-     * in containers run as root.  Nothing but Open MPI reads these. */
+     * in containers run as root.  And for two ranks or fewer it binds each
+     * to one core (more: to a socket), where the rank's verification and
+     * first touch then run alone: a verified 16384² run of mgpu-mpi took
+     * 15-20 s on 1 and 2 devices against 7-8 s on 4 (BENCHMARKS.md section
+     * 23).  Unbound, the ranks are placed by --bind as every other
+     * program's workers are.  Nothing but Open MPI reads these; the user's
+     * own setting, or --bind-to in --launcher, wins. */
     if (geteuid() == 0) {
         setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
         setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
     }
+    setenv("OMPI_MCA_hwloc_base_binding_policy", "none", 0);
     char dir[PATH_MAX];
     own_folder(argv0, dir, sizeof dir);
     program progs[NSTRATEGIES];
