@@ -4,7 +4,8 @@
  * both at the largest grid; and, when the runs span several grid sizes,
  * the time per step (log-log) and the efficiency against the grid's cells,
  * one line per program and device count (its fastest exchange mode at each
- * size); and, when the runs span several halo depths, the time per step
+ * size; a colour per program, a dash and a point shape per device count);
+ * and, when the runs span several halo depths, the time per step
  * and the efficiency against the depth K at the largest grid, one line per
  * program and device count (its fastest mode at each K), while the other
  * plots then draw a line per depth, named in its title.  Every point has an error bar from the spread of its runs; the
@@ -61,6 +62,55 @@ static int index_of(names *set, const char *name, int add)
 static const char *short_name(const char *program)
 {
     return strncmp(program, "mgpu-", 5) == 0 ? program + 5 : program;
+}
+
+/* A line of the plots against size or depth is a program on a device
+ * count, a score of them in a full comparison: gnuplot's eight colours
+ * came round again on unrelated lines.  So a line's colour says its
+ * program (the place of its series among the comparison's) and its dash
+ * and point shape its device count (the place of the count among the
+ * comparison's, smallest first: solid for the fewest), the same in every
+ * plot of one comparison. */
+static int series_place(const cmp_rows *rows, const char *series)
+{
+    names seen = {.count = 0};
+    for (int i = 0; i < rows->count; i++) {
+        int at = index_of(&seen, cmp_series(&rows->row[i]), 1);
+        if (strcmp(cmp_series(&rows->row[i]), series) == 0)
+            return at < 0 ? MAX_NAMES : at;
+    }
+    return 0;
+}
+
+static int devices_place(const cmp_rows *rows, int devices)
+{
+    int fewer = 0;
+    for (int i = 0; i < rows->count; i++) {
+        int d = rows->row[i].devices, first = d < devices;
+        for (int j = 0; first && j < i; j++)
+            first = rows->row[j].devices != d;
+        fewer += first;
+    }
+    return fewer;
+}
+
+/* gnuplot arrays NAME_colour, NAME_dash and NAME_point of the SETS lines of
+ * $NAME, from PLACE: the series' and the device count's place of each. */
+static void write_styles(FILE *gp, const char *name, const int *place, int sets)
+{
+    static const int dash[] = {1, 2, 3, 4, 5}, point[] = {7, 5, 9, 13, 11};
+    static const char *const what[] = {"colour", "dash", "point"};
+    if (sets == 0)
+        return;
+    for (int w = 0; w < 3; w++) {
+        fprintf(gp, "array %s_%s[%d] = [", name, what[w], sets);
+        for (int k = 0; k < sets; k++) {
+            int series = place[2 * k] % 8, count = place[2 * k + 1] % 5;
+            int style[] = {series + 1, dash[count], point[count]};
+            fprintf(gp, "%s%d", k ? "," : "", style[w]);
+        }
+        fputs("]\n", gp);
+    }
 }
 
 /* The most devices a run that succeeded had (AT: at that grid; NULL: at
@@ -356,8 +406,12 @@ static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int f
 {
     int sizes = cmp_rows_size_count(rows, 1), sets = 0;
     line l = {.row = malloc((size_t) (sizes > 0 ? sizes : 1) * sizeof *l.row), .count = 0};
-    if (!l.row)
+    int *place = malloc(2 * (size_t) (rows->count > 0 ? rows->count : 1) * sizeof *place);
+    if (!l.row || !place) {
+        free(l.row);
+        free(place);
         return -1;
+    }
     fprintf(gp, "$%s << EOD\n", name);
     for (int i = 0; i < rows->count; i++) {
         const cmp_row *r = &rows->row[i];
@@ -374,10 +428,14 @@ static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int f
             continue;
         *labels |= write_line(gp, cmp_series(r), r->devices, deep ? r->halo : 0, &l, what, X_CELLS,
                               range);
+        place[2 * sets] = series_place(rows, cmp_series(r));
+        place[2 * sets + 1] = devices_place(rows, r->devices);
         sets++;
     }
     fputs("EOD\n", gp);
+    write_styles(gp, name, place, sets);
     free(l.row);
+    free(place);
     return sets;
 }
 
@@ -392,6 +450,9 @@ static int write_by_halo(FILE *gp, const cmp_rows *rows, const cmp_size *at, con
     line l = {.row = NULL, .count = 0};
     const cmp_row *points[MAX_NAMES];
     int ndepths = depths_of(rows, at, depths, MAX_NAMES);
+    int *place = malloc(2 * (size_t) (rows->count > 0 ? rows->count : 1) * sizeof *place);
+    if (!place)
+        return -1;
     l.row = points;
     fprintf(gp, "$%s << EOD\n", name);
     for (int i = 0; i < rows->count; i++) {
@@ -412,9 +473,13 @@ static int write_by_halo(FILE *gp, const cmp_rows *rows, const cmp_size *at, con
         if (!any)
             continue;
         *labels |= write_line(gp, cmp_series(r), r->devices, 0, &l, what, X_HALO, range);
+        place[2 * sets] = series_place(rows, cmp_series(r));
+        place[2 * sets + 1] = devices_place(rows, r->devices);
         sets++;
     }
     fputs("EOD\n", gp);
+    write_styles(gp, name, place, sets);
+    free(place);
     return sets;
 }
 
@@ -440,39 +505,73 @@ static void percent_axis(FILE *gp, const span *range)
 }
 
 /* The points' exchange modes, where a line's mode varies, next to them in
- * its colour. */
-static void plot_labels(FILE *gp, const char *block, int sets, const char *columns)
+ * its colour: gnuplot's own (i+1), or that of NAME_colour (write_styles)
+ * where NAME is not NULL. */
+static void plot_labels(FILE *gp, const char *block, const char *name, int sets,
+                        const char *columns)
 {
     fprintf(gp,
-            "for [i=0:%d] %s index i using %s with labels left offset char "
-            "0.6,0.4 font \",9\" tc lt (i+1) notitle",
+            "for [i=0:%d] $%s index i using %s with labels left offset char "
+            "0.6,0.4 font \",9\" tc lt ",
             sets - 1, block, columns);
+    if (name)
+        fprintf(gp, "%s_colour[i+1] notitle", name);
+    else
+        fputs("(i+1) notitle", gp);
 }
 
-/* The plot command of the lines of $BLOCK (SETS data sets) against their
- * x tics: bars, the points' modes where LABELS, the ideal 100% where
- * IDEAL. */
+/* The plot command of the lines of $BLOCK (SETS data sets, styled by
+ * write_styles) against their x tics: bars, the points' modes where
+ * LABELS, the ideal 100% where IDEAL. */
 static void plot_lines(FILE *gp, const char *block, int sets, int labels, int ideal)
 {
     fprintf(gp,
-            "    plot for [i=0:%d] %s index i using 1:3:4:5:xtic(2) with yerrorlines lw 2 pt 7 "
-            "title columnhead(3)",
-            sets - 1, block);
+            "    plot for [i=0:%d] $%s index i using 1:3:4:5:xtic(2) with yerrorlines lw 2 "
+            "lc %s_colour[i+1] dt %s_dash[i+1] pt %s_point[i+1] title columnhead(3)",
+            sets - 1, block, block, block, block);
     if (labels) {
         fputs(", \\\n         ", gp);
-        plot_labels(gp, block, sets, "1:3:6");
+        plot_labels(gp, block, block, sets, "1:3:6");
     }
     if (ideal)
         fputs(", \\\n         100 with lines dt 2 lc rgb \"gray\" title \"ideal\"", gp);
     fputc('\n', gp);
 }
 
+/* Within the loop over formats: its terminal, WIDTH x HEIGHT pixels. */
+static void set_terminal(FILE *gp, int width, int height)
+{
+    fprintf(gp,
+            "    if (format eq \"svg\") {\n"
+            "        set terminal svg size %d,%d noenhanced\n"
+            "    } else {\n"
+            "        if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+            "            set terminal pngcairo size %d,%d noenhanced\n"
+            "        } else {\n"
+            "            set terminal png size %d,%d noenhanced\n"
+            "        }\n"
+            "    }\n",
+            width, height, width, height, width, height);
+}
+
+/* A key for a score of lines (a program on a device count each): beside
+ * the plot, on a wider page, in a smaller font, each line's sample before
+ * its title; below the plot they took one column and left the plot a
+ * strip.  key_default puts back the key of the other plots. */
+static void key_beside(FILE *gp)
+{
+    set_terminal(gp, 1120, 600);
+    fputs("    set key outside right top vertical Left reverse font \",9\"\n", gp);
+}
+
+static void key_default(FILE *gp) { fputs("    set key default noenhanced\n", gp); }
+
 /* The plots against grid size, within the loop over formats. */
 static void plot_sizes(FILE *gp, int time_sets, int time_labels, int efficiency_sets,
                        int efficiency_labels, const span *efficiency_range)
 {
+    key_beside(gp);
     fputs("    set output \"sizes-time.\".format\n"
-          "    set key outside below\n"
           "    set title \"time per step against grid size, fastest exchange mode\\n\".across\n"
           "    set xlabel \"grid cells\"\n"
           "    set ylabel \"us per step (bars: fastest to slowest run)\"\n"
@@ -481,20 +580,21 @@ static void plot_sizes(FILE *gp, int time_sets, int time_labels, int efficiency_
           "    set yrange [*:*]\n"
           "    set xtics autofreq rotate by -30\n",
           gp);
-    plot_lines(gp, "$time", time_sets, time_labels, 0);
+    plot_lines(gp, "time", time_sets, time_labels, 0);
     if (efficiency_sets) {
         fputs("    set output \"sizes-efficiency.\".format\n"
-              "    set title \"parallel efficiency against grid size (speedup over the "
+              "    set title \"parallel efficiency against grid size\\n(speedup over the "
               "program's own 1-device run at that grid / devices)\\n\".across\n"
               "    set ylabel \"parallel efficiency, % (bars: fastest to slowest run)\"\n"
               "    unset logscale y\n",
               gp);
         percent_axis(gp, efficiency_range);
-        plot_lines(gp, "$efficiency", efficiency_sets, efficiency_labels, 1);
+        plot_lines(gp, "efficiency", efficiency_sets, efficiency_labels, 1);
     }
     fputs("    unset logscale\n"
           "    set xtics norotate\n",
           gp);
+    key_default(gp);
 }
 
 /* The plots against the halo depth at the largest grid. */
@@ -508,11 +608,11 @@ typedef struct halo_plot {
  * log2 axis, the depths that ran as its tics. */
 static void plot_halos(FILE *gp, const halo_plot *h)
 {
+    key_beside(gp);
     fprintf(gp,
             "    set output \"halo-time.\".format\n"
-            "    set key outside below\n"
-            "    set title \"time per step against halo depth K (K rows a side, exchanged "
-            "every K steps), fastest exchange mode\\n\".what\n"
+            "    set title \"time per step against halo depth K, fastest exchange mode\\n(K rows "
+            "a side, exchanged every K steps)\\n\".what\n"
             "    set xlabel \"halo depth K\"\n"
             "    set ylabel \"us per step (bars: fastest to slowest run)\"\n"
             "    set logscale x 2\n"
@@ -520,17 +620,18 @@ static void plot_halos(FILE *gp, const halo_plot *h)
             "    set yrange [0:*]\n"
             "    set xtics autofreq\n",
             h->shallowest / 1.5, h->deepest * 1.5);
-    plot_lines(gp, "$halotime", h->time_sets, h->time_labels, 0);
+    plot_lines(gp, "halotime", h->time_sets, h->time_labels, 0);
     if (h->efficiency_sets) {
         fputs("    set output \"halo-efficiency.\".format\n"
-              "    set title \"parallel efficiency against halo depth K (speedup over the "
+              "    set title \"parallel efficiency against halo depth K\\n(speedup over the "
               "program's own 1-device run with that K / devices)\\n\".what\n"
               "    set ylabel \"parallel efficiency, % (bars: fastest to slowest run)\"\n",
               gp);
         percent_axis(gp, h->range);
-        plot_lines(gp, "$haloefficiency", h->efficiency_sets, h->efficiency_labels, 1);
+        plot_lines(gp, "haloefficiency", h->efficiency_sets, h->efficiency_labels, 1);
     }
     fputs("    unset logscale\n", gp);
+    key_default(gp);
 }
 
 /* The host backend's note on lines of its own in a title string: one line
@@ -626,22 +727,14 @@ static int write_script(const char *dir, const cmp_rows *rows, int host, unsigne
     if (host)
         host_note(gp);
     fputs("\"\n", gp);
+    fprintf(gp, "set grid\n"
+                "set key noenhanced\n"
+                "set style histogram errorbars gap 1 lw 1\n"
+                "set style fill solid 0.8 border -1\n"
+                "set errorbars small\n"
+                "do for [format in \"png svg\"] {\n");
+    set_terminal(gp, 960, 600);
     fprintf(gp,
-            "set grid\n"
-            "set key noenhanced\n"
-            "set style histogram errorbars gap 1 lw 1\n"
-            "set style fill solid 0.8 border -1\n"
-            "set errorbars small\n"
-            "do for [format in \"png svg\"] {\n"
-            "    if (format eq \"svg\") {\n"
-            "        set terminal svg size 960,600 noenhanced\n"
-            "    } else {\n"
-            "        if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-            "            set terminal pngcairo size 960,600 noenhanced\n"
-            "        } else {\n"
-            "            set terminal png size 960,600 noenhanced\n"
-            "        }\n"
-            "    }\n"
             "    set output \"scaling.\".format\n"
             "    set key outside below\n"
             "    set title \"parallel efficiency (speedup over each program's own 1-device run "
@@ -660,7 +753,7 @@ static int write_script(const char *dir, const cmp_rows *rows, int host, unsigne
                 "title columnhead(3), \\\n         ",
                 scaling_sets - 1);
         if (scaling_labels) {
-            plot_labels(gp, "$scaling", scaling_sets, "1:3:6");
+            plot_labels(gp, "scaling", NULL, scaling_sets, "1:3:6");
             fputs(", \\\n         ", gp);
         }
     }
