@@ -182,6 +182,25 @@ static int parse_counts(const char *text, options *opt)
     return -1;
 }
 
+/* Open MPI binds each of two ranks or fewer to one core (more: to a
+ * socket), where the rank's verification and first touch then run alone: a
+ * verified 16384² run of mgpu-mpi took 15-20 s on 1 and 2 devices against
+ * 7-8 s on 4 (BENCHMARKS.md section 23).  Unbound, the ranks are placed by
+ * --bind as every other program's workers are.  Not where the launcher
+ * places them itself (a --bind-to or --map-by among its words: a mapping
+ * implies a binding, which the environment's policy would override), nor
+ * where the user set the policy.  Open MPI 4 reads the first name, the
+ * mpirun of Open MPI 5 (PRRTE) the second (not tried here); nothing else
+ * reads either. */
+static void unbind_ranks(const options *opt)
+{
+    for (int i = 0; opt->launcher[i]; i++)
+        if (strstr(opt->launcher[i], "bind-to") || strstr(opt->launcher[i], "map-by"))
+            return;
+    setenv("OMPI_MCA_hwloc_base_binding_policy", "none", 0);
+    setenv("PRTE_MCA_hwloc_default_binding_policy", "none", 0);
+}
+
 /* The launcher (WHERE: --launcher, --mpirun or MPIRUN) into its words: a
  * template, where %n stands for the number of ranks, or (an mpirun
  * command) the command, to which "-np %n" is added. */
@@ -319,7 +338,8 @@ static void print_help(void)
                                            "(default: --mpirun's)");
     bench_help_line("--mpirun=COMMAND", "the same as --launcher='COMMAND -np %n' (default: "
                                         "$MPIRUN, else mpirun; Open MPI binds no rank, "
-                                        "--bind places them, and as root it is allowed to "
+                                        "--bind places them, unless the launcher has "
+                                        "--bind-to or --map-by; as root it is allowed to "
                                         "run)");
     bench_help_line("--timeout=SECONDS",
                     "stop a run that takes longer (default 600), and a program asked for "
@@ -892,18 +912,12 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
     pl.halo = opt->halos[0];
 
     /* Open MPI's mpirun refuses to run as root unless told so; benchmarks
-     * in containers run as root.  And for two ranks or fewer it binds each
-     * to one core (more: to a socket), where the rank's verification and
-     * first touch then run alone: a verified 16384² run of mgpu-mpi took
-     * 15-20 s on 1 and 2 devices against 7-8 s on 4 (BENCHMARKS.md section
-     * 23).  Unbound, the ranks are placed by --bind as every other
-     * program's workers are.  Nothing but Open MPI reads these; the user's
-     * own setting, or --bind-to in --launcher, wins. */
+     * in containers run as root.  Nothing but Open MPI reads these. */
     if (geteuid() == 0) {
         setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
         setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
     }
-    setenv("OMPI_MCA_hwloc_base_binding_policy", "none", 0);
+    unbind_ranks(opt);
     char dir[PATH_MAX];
     own_folder(argv0, dir, sizeof dir);
     program progs[NSTRATEGIES];
