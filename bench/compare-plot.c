@@ -4,13 +4,15 @@
  * both at the largest grid; and, when the runs span several grid sizes,
  * the time per step (log-log) and the efficiency against the grid's cells,
  * one line per program and device count (its fastest exchange mode at each
- * size; a colour per program, a dash and a point shape per device count);
- * and, when the runs span several halo depths, the time per step
+ * size); and, when the runs span several halo depths, the time per step
  * and the efficiency against the depth K at the largest grid, one line per
  * program and device count (its fastest mode at each K), while the other
- * plots then draw a line per depth, named in its title.  Every point has an error bar from the spread of its runs; the
- * key names the exchange mode of each line, or, where the fastest mode
- * changes from point to point, each point is labelled with its mode.  The
+ * plots then draw a line per depth, named in its title.  A line's colour
+ * says its program, its dash its device count, its point shape its depth
+ * or set (look_of).  Every point has an error bar from the spread of its
+ * runs; the key names the exchange mode of each line, or, where the
+ * fastest mode changes from point to point, each point is labelled with
+ * its mode.  The
  * data go into one gnuplot script, DIR/plots.gp, that draws them as PNG
  * and SVG; it stays there, so that a user can restyle the plots and draw
  * them again with `cd DIR && gnuplot plots.gp'.  gnuplot is found at run
@@ -64,53 +66,100 @@ static const char *short_name(const char *program)
     return strncmp(program, "mgpu-", 5) == 0 ? program + 5 : program;
 }
 
-/* A line of the plots against size or depth is a program on a device
- * count, a score of them in a full comparison: gnuplot's eight colours
- * came round again on unrelated lines.  So a line's colour says its
- * program (the place of its series among the comparison's) and its dash
- * and point shape its device count (the place of the count among the
- * comparison's, smallest first: solid for the fewest), the same in every
- * plot of one comparison. */
-static int series_place(const cmp_rows *rows, const char *series)
+/* A line's look.  A plot against size or depth has a line per program,
+ * device count and depth or set, a score of them in a full comparison, and
+ * gnuplot's eight colours came round again on unrelated lines.  So the
+ * colour says the program (the same in every set of --from), the dash the
+ * device count, and the point shape the set and depth where there are
+ * several (else the device count again); each a place among the values of
+ * the rows that ran (programs in order of first appearance, device counts
+ * smallest first: solid for the fewest), so that one comparison's plots
+ * agree with each other. */
+typedef struct look {
+    int colour, dash, point;
+} look;
+
+/* Whether two rows have one value: one program, device count, or set and
+ * (BY_HALO) depth. */
+typedef int same_fn(const cmp_row *a, const cmp_row *b, int by_halo);
+
+static int same_program(const cmp_row *a, const cmp_row *b, int by_halo)
 {
-    names seen = {.count = 0};
-    for (int i = 0; i < rows->count; i++) {
-        int at = index_of(&seen, cmp_series(&rows->row[i]), 1);
-        if (strcmp(cmp_series(&rows->row[i]), series) == 0)
-            return at < 0 ? MAX_NAMES : at;
-    }
-    return 0;
+    (void) by_halo;
+    return strcmp(a->program, b->program) == 0;
 }
 
-static int devices_place(const cmp_rows *rows, int devices)
+static int same_devices(const cmp_row *a, const cmp_row *b, int by_halo)
 {
-    int fewer = 0;
-    for (int i = 0; i < rows->count; i++) {
-        int d = rows->row[i].devices, first = d < devices;
-        for (int j = 0; first && j < i; j++)
-            first = rows->row[j].devices != d;
-        fewer += first;
-    }
-    return fewer;
+    (void) by_halo;
+    return a->devices == b->devices;
 }
 
-/* gnuplot arrays NAME_colour, NAME_dash and NAME_point of the SETS lines of
- * $NAME, from PLACE: the series' and the device count's place of each. */
-static void write_styles(FILE *gp, const char *name, const int *place, int sets)
+static int same_variant(const cmp_row *a, const cmp_row *b, int by_halo)
 {
-    static const int dash[] = {1, 2, 3, 4, 5}, point[] = {7, 5, 9, 13, 11};
-    static const char *const what[] = {"colour", "dash", "point"};
+    return strcmp(a->set, b->set) == 0 && (!by_halo || a->halo == b->halo);
+}
+
+/* Of the distinct values (SAME) of the rows that ran: how many there are
+ * (the first MAX_NAMES), and in *PLACE the place of ROW's among them, in
+ * order of first appearance or, by SMALLER where not NULL, of size. */
+static int place_of(const cmp_rows *rows, const cmp_row *row, same_fn *same, int by_halo,
+                    int (*smaller)(const cmp_row *, const cmp_row *), int *place)
+{
+    const cmp_row *distinct[MAX_NAMES];
+    int count = 0, found = 0;
+    *place = 0;
+    for (int i = 0; i < rows->count && count < MAX_NAMES; i++) {
+        const cmp_row *r = &rows->row[i];
+        int first = r->status == RUN_OK;
+        for (int j = 0; first && j < count; j++)
+            first = !same(distinct[j], r, by_halo);
+        if (!first)
+            continue;
+        distinct[count++] = r;
+        if (same(r, row, by_halo))
+            found = 1;
+        else if (smaller ? smaller(r, row) : !found)
+            ++*place;
+    }
+    return count;
+}
+
+static int fewer_devices(const cmp_row *a, const cmp_row *b) { return a->devices < b->devices; }
+
+/* The look of ROW's line; DEVICES 0: a line across device counts (solid). */
+static look look_of(const cmp_rows *rows, const cmp_row *row, int devices, int by_halo)
+{
+    look k;
+    place_of(rows, row, same_program, 0, NULL, &k.colour);
+    k.dash = 0;
+    if (devices)
+        place_of(rows, row, same_devices, 0, fewer_devices, &k.dash);
+    if (place_of(rows, row, same_variant, by_halo, NULL, &k.point) < 2)
+        k.point = k.dash;
+    return k;
+}
+
+/* gnuplot arrays NAME_colour, NAME_dash and NAME_point: the LOOKS of the
+ * SETS lines of $NAME.  Eight colours (seven programs), eight dashes and
+ * ten shapes before one comes round again. */
+static void write_styles(FILE *gp, const char *name, const look *looks, int sets)
+{
+    static const char *const dash[] = {"1", "2",        "3",         "4",
+                                       "5", "\"__ .\"", "\". _ .\"", "\"__  __\""};
+    static const int point[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 12};
     if (sets == 0)
         return;
-    for (int w = 0; w < 3; w++) {
-        fprintf(gp, "array %s_%s[%d] = [", name, what[w], sets);
-        for (int k = 0; k < sets; k++) {
-            int series = place[2 * k] % 8, count = place[2 * k + 1] % 5;
-            int style[] = {series + 1, dash[count], point[count]};
-            fprintf(gp, "%s%d", k ? "," : "", style[w]);
-        }
-        fputs("]\n", gp);
-    }
+    fprintf(gp, "array %s_colour[%d] = [", name, sets);
+    for (int k = 0; k < sets; k++)
+        fprintf(gp, "%s%d", k ? "," : "", looks[k].colour % 8 + 1);
+    fprintf(gp, "]\narray %s_dash[%d] = [", name, sets);
+    for (int k = 0; k < sets; k++)
+        fprintf(gp, "%s%s", k ? "," : "", dash[looks[k].dash % 8]);
+    fprintf(gp, "]\narray %s_point[%d] = [", name, sets);
+    for (int k = 0; k < sets; k++)
+        fprintf(gp, "%s%d", k ? "," : "", point[looks[k].point % 10]);
+    fputs("]\n", gp);
 }
 
 /* The most devices a run that succeeded had (AT: at that grid; NULL: at
@@ -303,8 +352,12 @@ static int write_scaling(FILE *gp, const cmp_rows *rows, const cmp_size *at, nam
     int ndepths = depths_of(rows, at, depths, MAX_NAMES);
     int most = max_devices(rows, at), sets = 0;
     line l = {.row = malloc((size_t) (most > 0 ? most : 1) * sizeof *l.row), .count = 0};
-    if (!l.row)
+    look *looks = malloc((size_t) (rows->count > 0 ? rows->count : 1) * sizeof *looks);
+    if (!l.row || !looks) {
+        free(l.row);
+        free(looks);
         return -1;
+    }
     for (int i = 0; i < rows->count; i++) {
         if (rows->row[i].status == RUN_OK && cmp_row_at(&rows->row[i], at))
             index_of(programs, cmp_series(&rows->row[i]), 1);
@@ -313,23 +366,25 @@ static int write_scaling(FILE *gp, const cmp_rows *rows, const cmp_size *at, nam
     for (int p = 0; p < programs->count; p++) {
         for (int k = 0; k < ndepths; k++) {
             l.count = 0;
-            int any = 0;
+            const cmp_row *any = NULL;
             for (int d = 1; d <= most; d++) {
                 const cmp_row *r = cmp_fastest(rows, programs->name[p], d, depths[k], at);
                 if (r && !isfinite(r->speedup))
                     r = NULL;
                 l.row[l.count++] = r;
-                any |= r != NULL;
+                any = any ? any : r;
             }
             if (!any)
                 continue;
             *labels |= write_line(gp, programs->name[p], 0, deep ? depths[k] : 0, &l,
                                   EFFICIENCY_PERCENT, X_DEVICES, range);
-            sets++;
+            looks[sets++] = look_of(rows, any, 0, deep);
         }
     }
     fputs("EOD\n", gp);
+    write_styles(gp, "scaling", looks, sets);
     free(l.row);
+    free(looks);
     return sets;
 }
 
@@ -406,10 +461,10 @@ static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int f
 {
     int sizes = cmp_rows_size_count(rows, 1), sets = 0;
     line l = {.row = malloc((size_t) (sizes > 0 ? sizes : 1) * sizeof *l.row), .count = 0};
-    int *place = malloc(2 * (size_t) (rows->count > 0 ? rows->count : 1) * sizeof *place);
-    if (!l.row || !place) {
+    look *looks = malloc((size_t) (rows->count > 0 ? rows->count : 1) * sizeof *looks);
+    if (!l.row || !looks) {
         free(l.row);
-        free(place);
+        free(looks);
         return -1;
     }
     fprintf(gp, "$%s << EOD\n", name);
@@ -428,14 +483,12 @@ static int write_by_size(FILE *gp, const cmp_rows *rows, const char *name, int f
             continue;
         *labels |= write_line(gp, cmp_series(r), r->devices, deep ? r->halo : 0, &l, what, X_CELLS,
                               range);
-        place[2 * sets] = series_place(rows, cmp_series(r));
-        place[2 * sets + 1] = devices_place(rows, r->devices);
-        sets++;
+        looks[sets++] = look_of(rows, r, r->devices, deep);
     }
     fputs("EOD\n", gp);
-    write_styles(gp, name, place, sets);
+    write_styles(gp, name, looks, sets);
     free(l.row);
-    free(place);
+    free(looks);
     return sets;
 }
 
@@ -450,8 +503,8 @@ static int write_by_halo(FILE *gp, const cmp_rows *rows, const cmp_size *at, con
     line l = {.row = NULL, .count = 0};
     const cmp_row *points[MAX_NAMES];
     int ndepths = depths_of(rows, at, depths, MAX_NAMES);
-    int *place = malloc(2 * (size_t) (rows->count > 0 ? rows->count : 1) * sizeof *place);
-    if (!place)
+    look *looks = malloc((size_t) (rows->count > 0 ? rows->count : 1) * sizeof *looks);
+    if (!looks)
         return -1;
     l.row = points;
     fprintf(gp, "$%s << EOD\n", name);
@@ -473,13 +526,11 @@ static int write_by_halo(FILE *gp, const cmp_rows *rows, const cmp_size *at, con
         if (!any)
             continue;
         *labels |= write_line(gp, cmp_series(r), r->devices, 0, &l, what, X_HALO, range);
-        place[2 * sets] = series_place(rows, cmp_series(r));
-        place[2 * sets + 1] = devices_place(rows, r->devices);
-        sets++;
+        looks[sets++] = look_of(rows, r, r->devices, 0);
     }
     fputs("EOD\n", gp);
-    write_styles(gp, name, place, sets);
-    free(place);
+    write_styles(gp, name, looks, sets);
+    free(looks);
     return sets;
 }
 
@@ -505,19 +556,13 @@ static void percent_axis(FILE *gp, const span *range)
 }
 
 /* The points' exchange modes, where a line's mode varies, next to them in
- * its colour: gnuplot's own (i+1), or that of NAME_colour (write_styles)
- * where NAME is not NULL. */
-static void plot_labels(FILE *gp, const char *block, const char *name, int sets,
-                        const char *columns)
+ * its colour (write_styles). */
+static void plot_labels(FILE *gp, const char *block, int sets, const char *columns)
 {
     fprintf(gp,
             "for [i=0:%d] $%s index i using %s with labels left offset char "
-            "0.6,0.4 font \",9\" tc lt ",
-            sets - 1, block, columns);
-    if (name)
-        fprintf(gp, "%s_colour[i+1] notitle", name);
-    else
-        fputs("(i+1) notitle", gp);
+            "0.6,0.4 font \",9\" tc lt %s_colour[i+1] notitle",
+            sets - 1, block, columns, block);
 }
 
 /* The plot command of the lines of $BLOCK (SETS data sets, styled by
@@ -531,7 +576,7 @@ static void plot_lines(FILE *gp, const char *block, int sets, int labels, int id
             sets - 1, block, block, block, block);
     if (labels) {
         fputs(", \\\n         ", gp);
-        plot_labels(gp, block, block, sets, "1:3:6");
+        plot_labels(gp, block, sets, "1:3:6");
     }
     if (ideal)
         fputs(", \\\n         100 with lines dt 2 lc rgb \"gray\" title \"ideal\"", gp);
@@ -554,23 +599,29 @@ static void set_terminal(FILE *gp, int width, int height)
             width, height, width, height, width, height);
 }
 
-/* A key for a score of lines (a program on a device count each): beside
- * the plot, on a wider page, in a smaller font, each line's sample before
- * its title; below the plot they took one column and left the plot a
- * strip.  key_default puts back the key of the other plots. */
-static void key_beside(FILE *gp)
+/* A plot's page and key, within the loop over formats.  The key of a
+ * score of lines (a program on a device count each) goes beside the plot,
+ * on a wider page, in a smaller font, each line's sample before its title:
+ * below the plot it took one column and left the plot a strip.  A few
+ * lines' key goes below. */
+static void layout(FILE *gp, int lines)
 {
-    set_terminal(gp, 1120, 600);
-    fputs("    set key outside right top vertical Left reverse font \",9\"\n", gp);
+    if (lines > 8) {
+        set_terminal(gp, 1120, 600);
+        fputs("    set key default noenhanced outside right top vertical Left reverse "
+              "font \",9\"\n",
+              gp);
+    } else {
+        set_terminal(gp, 960, 600);
+        fputs("    set key default noenhanced outside below\n", gp);
+    }
 }
-
-static void key_default(FILE *gp) { fputs("    set key default noenhanced\n", gp); }
 
 /* The plots against grid size, within the loop over formats. */
 static void plot_sizes(FILE *gp, int time_sets, int time_labels, int efficiency_sets,
                        int efficiency_labels, const span *efficiency_range)
 {
-    key_beside(gp);
+    layout(gp, time_sets);
     fputs("    set output \"sizes-time.\".format\n"
           "    set title \"time per step against grid size, fastest exchange mode\\n\".across\n"
           "    set xlabel \"grid cells\"\n"
@@ -594,7 +645,6 @@ static void plot_sizes(FILE *gp, int time_sets, int time_labels, int efficiency_
     fputs("    unset logscale\n"
           "    set xtics norotate\n",
           gp);
-    key_default(gp);
 }
 
 /* The plots against the halo depth at the largest grid. */
@@ -608,7 +658,7 @@ typedef struct halo_plot {
  * log2 axis, the depths that ran as its tics. */
 static void plot_halos(FILE *gp, const halo_plot *h)
 {
-    key_beside(gp);
+    layout(gp, h->time_sets);
     fprintf(gp,
             "    set output \"halo-time.\".format\n"
             "    set title \"time per step against halo depth K, fastest exchange mode\\n(K rows "
@@ -631,7 +681,6 @@ static void plot_halos(FILE *gp, const halo_plot *h)
         plot_lines(gp, "haloefficiency", h->efficiency_sets, h->efficiency_labels, 1);
     }
     fputs("    unset logscale\n", gp);
-    key_default(gp);
 }
 
 /* The host backend's note on lines of its own in a title string: one line
@@ -733,10 +782,9 @@ static int write_script(const char *dir, const cmp_rows *rows, int host, unsigne
                 "set style fill solid 0.8 border -1\n"
                 "set errorbars small\n"
                 "do for [format in \"png svg\"] {\n");
-    set_terminal(gp, 960, 600);
+    layout(gp, scaling_sets);
     fprintf(gp,
             "    set output \"scaling.\".format\n"
-            "    set key outside below\n"
             "    set title \"parallel efficiency (speedup over each program's own 1-device run "
             "/ devices), fastest exchange mode\\n\".what\n"
             "    set xlabel \"devices\"\n"
@@ -749,18 +797,21 @@ static int write_script(const char *dir, const cmp_rows *rows, int host, unsigne
      * the title says why. */
     if (scaling_sets) {
         fprintf(gp,
-                "for [i=0:%d] $scaling index i using 1:3:4:5 with yerrorlines lw 2 pt 7 "
+                "for [i=0:%d] $scaling index i using 1:3:4:5 with yerrorlines lw 2 "
+                "lc scaling_colour[i+1] dt scaling_dash[i+1] pt scaling_point[i+1] "
                 "title columnhead(3), \\\n         ",
                 scaling_sets - 1);
         if (scaling_labels) {
-            plot_labels(gp, "scaling", NULL, scaling_sets, "1:3:6");
+            plot_labels(gp, "scaling", scaling_sets, "1:3:6");
             fputs(", \\\n         ", gp);
         }
     }
+    fprintf(gp, "100 with lines dt 2 lc rgb \"gray\" title \"ideal%s\"\n",
+            scaling_sets ? "" : " (no 1-device run: no efficiency)");
+    set_terminal(gp, 960, 600);
     fprintf(gp,
-            "100 with lines dt 2 lc rgb \"gray\" title \"ideal%s\"\n"
             "    set output \"exchange-modes.\".format\n"
-            "    set key outside right top\n"
+            "    set key default noenhanced outside right top\n"
             "    set title \"Gcells/s by exchange mode on %d device%s\\n\".what\n"
             "    unset xlabel\n"
             "    set ylabel \"Gcells/s (bars: slowest to fastest run)\"\n"
@@ -769,8 +820,7 @@ static int write_script(const char *dir, const cmp_rows *rows, int host, unsigne
             "    set xtics autofreq\n"
             "    plot for [m=0:%d] $modes using 2+3*m:3+3*m:4+3*m:xtic(1) with histograms "
             "title columnhead(2+3*m)\n",
-            scaling_sets ? "" : " (no 1-device run: no efficiency)", most, most == 1 ? "" : "s",
-            modes.count - 1);
+            most, most == 1 ? "" : "s", modes.count - 1);
     *drawn = 0;
     draws(drawn, "scaling");
     draws(drawn, "exchange-modes");
