@@ -102,11 +102,17 @@ static mgpu_status enable_peers(const mgpu_stencil *st, bool required)
 
 mgpu_status mgpu_exchange_resolve(mgpu_stencil *st)
 {
+    /* auto: direct where every pair that exchanges has peer access (one
+     * part alone included, its own neighbour or none): the step's kernel
+     * stores the halos, one launch and an event a step, which beat
+     * cudaMemcpyPeerAsync's copies at every size and device count measured
+     * (up to 3x at 1024-4096 rows, level at 16384; BENCHMARKS.md sections
+     * 24-25).  Without peer access, staged through pinned host memory. */
     st->mode = st->desc.exchange;
     if (st->mode == MGPU_EXCHANGE_AUTO) {
         bool all;
         MGPU_TRY(all_pairs_have_peer(st, &all));
-        st->mode = all ? MGPU_EXCHANGE_PEER_ASYNC : MGPU_EXCHANGE_STAGED;
+        st->mode = all ? MGPU_EXCHANGE_DIRECT : MGPU_EXCHANGE_STAGED;
     }
     switch (st->mode) {
     case MGPU_EXCHANGE_PEER:

@@ -298,10 +298,15 @@ static mgpu_status measure(const streams_options *o, streams_domain *dom, mgpu_r
 
 static mgpu_status overlapped(const streams_options *o, mgpu_run *run)
 {
-    /* cudaMemcpyPeerAsync needs no peer access (the driver stages the copy
-     * where there is none), so it is the default on any machine. */
-    mgpu_exchange mode = run->opt->exchange == MGPU_EXCHANGE_AUTO ? MGPU_EXCHANGE_PEER_ASYNC
-                                                                  : run->opt->exchange;
+    /* auto: direct where the devices reach each other's memory, as in the
+     * library (lib/exchange.c says why); else cudaMemcpyPeerAsync, which
+     * needs no peer access (the driver stages the copy where there is none). */
+    mgpu_exchange mode = run->opt->exchange;
+    if (mode == MGPU_EXCHANGE_AUTO) {
+        int all;
+        MGPU_TRY(mgpu_peer_all(run->ndevices, &all, NULL));
+        mode = all ? MGPU_EXCHANGE_DIRECT : MGPU_EXCHANGE_PEER_ASYNC;
+    }
     int overlap = (int) o->overlap;
     if (o->overlap == STREAMS_OVERLAP_AUTO) {
         mgpu_slab slabs[MGPU_MAX_DEVICES];

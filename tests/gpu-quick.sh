@@ -71,14 +71,6 @@ check_fault() {
     fi
 }
 
-# record_is DESCRIPTION FIELD VALUE: the last check_run's record has FIELD
-# equal to VALUE (the feature asked for is the one that ran).
-record_is() {
-    ri_got=$(printf '%s\n' "$out" | json_field "$2")
-    [ "$ri_got" = "$3" ]
-    tap $? "$1: $2 is $ri_got"
-}
-
 # provenance_is DESCRIPTION NAME COUNT: the last check_run's record holds
 # to its schema and names COUNT GPUs, each by a UUID and a PCI bus id of
 # its own, with the driver and the build it ran with (doc/record.md,
@@ -124,9 +116,12 @@ group_single() {
         "$single" $cpu --exchange=direct --kernel=jacobi --nx=1001 --ny=55 --steps=7
     check_run "single: mapped, pattern2d, 101 x 55" \
         "$single" $cpu --exchange=mapped --kernel=pattern2d --nx=101 --ny=55 --steps=5
-    # One device: jacobi's periodic rows make it its own neighbour.
-    check_run "single: 1 device, jacobi, 33 x 21" \
+    # One device: jacobi's periodic rows make it its own neighbour, and
+    # auto takes direct, the step's kernel storing its own halos (as in
+    # --verify=device's one-device reference).
+    check_run "single: 1 device, auto, jacobi, 33 x 21" \
         "$single" $one --verify=cpu --devices=1 --kernel=jacobi --nx=33 --ny=21 --steps=9
+    record_is "single: auto on one device" exchange direct
     # --graph: two replays of 32 steps and 6 plain ones after, captured
     # once and replayed in both repeats.
     check_run "single: --graph, peer-async, pattern2d, 101 x 55, 70 steps" \
@@ -219,8 +214,9 @@ group_streams() {
     check_run "streams: --overlap=on --halo=4 --time-block=4, peer-async, N vs 1" \
         "$streams" $vs1 --overlap=on --exchange=peer-async --halo=4 --time-block=4 --steps=23
     # Graphs of pairs of steps: an odd step count leaves one plain step.
-    check_run "streams: --graph, jacobi, 33 x $((3 * D + 2)), 7 steps" \
+    check_run "streams: --graph, auto, jacobi, 33 x $((3 * D + 2)), 7 steps" \
         "$streams" $cpu --graph --kernel=jacobi --nx=33 --ny=$((3 * D + 2)) --steps=7
+    record_is "streams: auto on $D devices with peer access" exchange direct
     # 11.2: the kernels report progress through a monitor kernel.
     check_run "streams: --monitor, pattern2d, 101 x 55" \
         "$streams" $cpu --monitor --kernel=pattern2d --nx=101 --ny=55 --steps=5

@@ -112,6 +112,14 @@ check_run() {
     rm -f "$err_file"
 }
 
+# record_is DESCRIPTION FIELD VALUE: the last check_run's record has FIELD
+# equal to VALUE (the feature asked for is the one that ran).
+record_is() {
+    ri_got=$(printf '%s\n' "$out" | json_field "$2")
+    [ "$ri_got" = "$3" ]
+    tap $? "$1: $2 is $ri_got"
+}
+
 # run_at_once FUNCTION [WORD...]: "FUNCTION WORD" for each word (default:
 # the device counts 1 to $gpus), all at once, one background job each;
 # their TAP lines come out in WORD order as if they had run one after the

@@ -1,7 +1,8 @@
 /* test-peer-fallback.c - where two devices have no peer access, copies take
  * the staged path through pinned host memory and still deliver the bytes;
- * the stencil's auto exchange falls back to staged, and `direct', which
- * needs peer access, is refused as a usage error. */
+ * the stencil's auto exchange falls back to staged (with peer access, and
+ * for one part alone, it takes direct), and `direct', which needs peer
+ * access, is refused as a usage error. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -64,8 +65,18 @@ int main(void)
     mgpu_host_peer_set(1, 0, 1);
     desc.exchange = MGPU_EXCHANGE_AUTO;
     CHECK(mgpu_stencil_create(&st, &desc) == MGPU_OK &&
-              mgpu_stencil_exchange_mode(st) == MGPU_EXCHANGE_PEER_ASYNC,
-          "auto exchange with peer access is peer-async");
+              mgpu_stencil_exchange_mode(st) == MGPU_EXCHANGE_DIRECT,
+          "auto exchange with peer access is direct");
+    mgpu_stencil_destroy(st);
+
+    /* One part is its own neighbour (jacobi's periodic rows): direct too,
+     * whatever the other devices reach. */
+    mgpu_host_peer_set(0, 1, 0);
+    desc.kernel = MGPU_KERNEL_JACOBI;
+    desc.nparts = 1;
+    CHECK(mgpu_stencil_create(&st, &desc) == MGPU_OK &&
+              mgpu_stencil_exchange_mode(st) == MGPU_EXCHANGE_DIRECT,
+          "auto exchange of one part is direct");
     mgpu_stencil_destroy(st);
     return check_done();
 }
