@@ -1000,8 +1000,9 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
                 pl.halo = opt->halos[k];
                 for (int c = 0; c < ncounts && !cmp_interrupted(); c++) {
                     for (int e = 0; e < MGPU_EXCHANGE_COUNT && !cmp_interrupted(); e++) {
-                        /* One device exchanges with nobody: one run, its mode
-                         * auto (which no program lists); more, each mode. */
+                        /* One device: one run, its mode auto (which no
+                         * program lists), as its one part exchanges with
+                         * nobody or, jacobi's, with itself; more, each mode. */
                         if (counts[c] == 1 ? e != MGPU_EXCHANGE_AUTO
                                            : !(progs[p].modes & MGPU_EXCHANGE_BIT(e)))
                             continue;

@@ -396,7 +396,7 @@ mgpu_status mgpu_decompose(long long ny, int nparts, mgpu_slab *slabs);
  * what is missing.  Which modes a program offers is its own to say
  * (mgpu_program's exchanges). */
 #define MGPU_EXCHANGE_MAP(X)                                                           \
-    /* peer-async where every pair has peer access, staged otherwise */                \
+    /* direct where every pair has peer access, staged otherwise (exchange.c) */       \
     X(AUTO, "auto")                                                                    \
     /* cudaMemcpyPeer */                                                               \
     X(PEER, "peer")                                                                    \

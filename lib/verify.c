@@ -22,7 +22,10 @@ static mgpu_status single_device_run(const mgpu_options *opt, float *field)
         .nx = opt->nx,
         .ny = opt->ny,
         .kernel = opt->kernel,
-        .exchange = MGPU_EXCHANGE_AUTO,
+        /* The halos copied, not stored by the step's kernel as auto's
+         * direct would: a fault in those stores then cannot be in the
+         * run and its reference alike. */
+        .exchange = MGPU_EXCHANGE_PEER_ASYNC,
         .seed = opt->seed,
         .nparts = 1,
     };
