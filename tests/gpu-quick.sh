@@ -117,8 +117,7 @@ group_single() {
     check_run "single: mapped, pattern2d, 101 x 55" \
         "$single" $cpu --exchange=mapped --kernel=pattern2d --nx=101 --ny=55 --steps=5
     # One device: jacobi's periodic rows make it its own neighbour, and
-    # auto takes direct, the step's kernel storing its own halos (as in
-    # --verify=device's one-device reference).
+    # auto takes direct, the step's kernel storing its own halos.
     check_run "single: 1 device, auto, jacobi, 33 x 21" \
         "$single" $one --verify=cpu --devices=1 --kernel=jacobi --nx=33 --ny=21 --steps=9
     record_is "single: auto on one device" exchange direct
