@@ -21,10 +21,13 @@ tmp="${TMPDIR:-/tmp}/mgpu-fuzz-from.$$"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/corpus" "$tmp/seeds"
 n=0
-# A file longer than -max_len (below) would reach the fuzzer cut short,
-# JSON no longer: such a seed (doc/compare-h100x4/sizes/, 650 kB) is left out.
+# -max_len: the seeds are up to ~130 kB (doc/compare-h100x4/jacobi/ and
+# pattern2d/); mutations may grow them a little.  A longer file would reach
+# the fuzzer cut short, JSON no longer: such a seed
+# (doc/compare-h100x4/sizes/, 650 kB) is left out.
+max_len=262144
 for f in "$top_srcdir"/doc/*/results.json "$top_srcdir"/doc/*/*/results.json; do
-    [ -f "$f" ] && [ "$(wc -c <"$f")" -le 262144 ] && cp "$f" "$tmp/seeds/$((n += 1)).json"
+    [ -f "$f" ] && [ "$(wc -c <"$f")" -le $max_len ] && cp "$f" "$tmp/seeds/$((n += 1)).json"
 done
 # A few more seeds: the shapes a results file takes at its edges.
 printf '[]\n' >"$tmp/seeds/empty-array.json"
@@ -33,9 +36,7 @@ printf '[{"program": "mgpu-single", "strategy": "single", "exchange": "auto", "d
 # A run's gpu_list, the one nested field a run may have (doc/record.md).
 printf '{"schema": 1, "metadata": {"gpu_list": null}, "runs": [{"program": "mgpu-single", "strategy": "single", "exchange": "auto", "devices": 2, "backend": "cuda", "kernel": "jacobi", "nx": 5, "ny": 5, "steps": 1, "repeats": 1, "status": "ok", "time_s": 1e-6, "gpu_list": [{"device": 0, "name": "A", "uuid": "GPU-00000000-0000-0000-0000-000000000000", "pci_bus_id": "0000:1b:00.0"}, {"device": 1, "name": "B", "uuid": null, "pci_bus_id": null}]}]}\n' \
     >"$tmp/seeds/gpu-list.json"
-# -max_len: the seeds are up to ~130 kB (doc/compare-h100x4/jacobi/ and
-# pattern2d/); mutations may grow them a little.
-"$fuzzer" -max_total_time="${FUZZ_SECONDS:-10}" -max_len=262144 -timeout=10 \
+"$fuzzer" -max_total_time="${FUZZ_SECONDS:-10}" -max_len=$max_len -timeout=10 \
     -rss_limit_mb=1024 -print_final_stats=1 "$tmp/corpus" "$tmp/seeds" >"$tmp/log" 2>&1
 status=$?
 grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done|#[0-9]+ *DONE)' "$tmp/log"
