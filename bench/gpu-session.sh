@@ -5,7 +5,7 @@
 # ./gpu-out).  STAGES picks what runs (default: build quick, the quick GPU
 # tier that every GPU change runs; the others: quick2 check2 checkall
 # gpu2-a to gpu2-e, gpu-a to gpu-e, kernels tune blocked p2p compare sizes
-# stepcost streams mpi big peerdiag).  Run from the source tree.  quick is
+# stepcost streams mpi big peerdiag floor).  Run from the source tree.  quick is
 # `make check-gpu' on all the GPUs, quick2 on the first two.  The full GPU
 # tests (the GPU scripts run one at a time: their lock) come in five
 # stages, each one device call: gpu2-* on 2 GPUs, gpu-* on all.  compare,
@@ -162,6 +162,12 @@ for stage in $stages; do
         OUT="$out/stepcost" sh bench/step-cost.sh "1024 2048 4096 8192 16384" "$ngpu" \
             >"$out/stepcost.txt" 2>&1
         echo "step-cost exit $?" | tee -a "$out/summary.txt"
+        ;;
+    floor)
+        log "bench/floor.sh: mgpu-persistent's forms beside the host-driven programs"
+        OUT="$out/floor" sh bench/floor.sh "1024 2048 4096 8192 16384" "$(echo 1 $counts)" \
+            >"$out/floor.txt" 2>&1
+        echo "floor exit $?" | tee -a "$out/summary.txt"
         ;;
     streams)
         log "mgpu-streams figures"

@@ -48,39 +48,14 @@
 
 namespace {
 
-const int stencil_block_max = 256; // threads per block (a multiple of 32)
-const int stencil_waves = 24;      // grid size in full waves of resident blocks
-
-// One strip of rows [j0, j1) per blockIdx.y, VEC columns per thread across x.  Even
-// strips walk down and odd ones up, so two neighbouring strips reach the rows they
-// share (each reads the other's edge row) at the same time, at the start or at the
-// end of both walks, when the row is still in L2: one-way walks read every strip's
-// edge rows from DRAM twice, 2/strip more bytes (3% at 16384 x 16384).
-//
-// RAGGED: nx is not a multiple of VEC, so a row's last group is partial and its loads
-// go cell by cell.  Otherwise every load is one unconditional wide load, which the
-// compiler schedules more freely (2-3% faster, measured on H100): threads past the
-// row's end load the row's last group instead and store nothing.
+// One strip of rows [j0, j1) per blockIdx.y, VEC columns per thread across x
+// (stencil-warp.cuh's step_block).
 template <mgpu_kernel K, int VEC, bool RAGGED>
 __global__ void __launch_bounds__(stencil_block_max)
     stencil_kernel(const float *__restrict__ in, float *__restrict__ out, long long nx,
                    long long pitch, long long r0, long long r1, long long strip, edge_rows edges)
 {
-    const int lane = threadIdx.x & 31;
-    const long long col = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
-    const long long j0 = r0 + static_cast<long long>(blockIdx.y) * strip;
-    const long long j1 = j0 + strip < r1 ? j0 + strip : r1;
-    // Threads past the row's end stay: their lanes take part in the shuffles.
-    const bool whole = RAGGED ? col + VEC <= nx : true;
-    const long long load_col = RAGGED || col < nx ? col : nx - VEC;
-    // Whether all VEC outputs are interior columns, so one wide store writes them.
-    const bool store_whole = col >= 1 && col + VEC <= nx - 1;
-    if (blockIdx.y % 2 == 0)
-        walk_strip<K, VEC, true>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, load_col, lane,
-                                 whole, store_whole);
-    else
-        walk_strip<K, VEC, false>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, load_col, lane,
-                                  whole, store_whole);
+    step_block<K, VEC, RAGGED>(in, out, nx, pitch, r0, r1, strip, edges, blockIdx.y);
 }
 
 // ------------------------------------------------------------- the row copy
@@ -122,42 +97,24 @@ template <mgpu_kernel K, int VEC>
 cudaError_t launch_stencil(const float *in, float *out, long long nx, size_t pitch, long long r0,
                            long long r1, edge_rows edges, cudaStream_t s)
 {
-    const long long rows = r1 - r0;
-    const long long groups = (nx + VEC - 1) / VEC;
-    // Narrow rows get a narrower block rather than idle lanes (whole warps always:
-    // the shuffles assume them).
-    long long threads = (groups + 31) / 32 * 32;
-    if (threads > stencil_block_max)
-        threads = stencil_block_max;
-    const long long col_blocks = (groups + threads - 1) / threads;
-
-    if (col_blocks > 0x7fffffffLL)
-        return cudaErrorInvalidValue; // wider than a grid can be
     long long wave;
     cudaError_t err = resident_blocks(&wave);
     if (err != cudaSuccess)
         return err;
-    // As many strips as fill stencil_waves waves, each at least one row, and no more
-    // than the grid's y limit allows.
-    long long strips = (stencil_waves * wave + col_blocks - 1) / col_blocks;
-    if (strips > rows)
-        strips = rows;
-    long long strip = (rows + strips - 1) / strips;
-    const long long max_y = 65535;
-    if ((rows + strip - 1) / strip > max_y)
-        strip = (rows + max_y - 1) / max_y;
-    strips = (rows + strip - 1) / strip;
-
-    dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(strips));
+    step_shape sh;
+    if (!step_shape_of(nx, r1 - r0, VEC, wave, &sh))
+        return cudaErrorInvalidValue; // wider than a grid can be
+    const dim3 grid(static_cast<unsigned>(sh.col_blocks), static_cast<unsigned>(sh.strips));
+    const unsigned threads = static_cast<unsigned>(sh.threads);
     if constexpr (VEC > 1) {
         if (nx % VEC != 0) {
-            stencil_kernel<K, VEC, true><<<grid, static_cast<unsigned>(threads), 0, s>>>(
-                in, out, nx, static_cast<long long>(pitch), r0, r1, strip, edges);
+            stencil_kernel<K, VEC, true><<<grid, threads, 0, s>>>(
+                in, out, nx, static_cast<long long>(pitch), r0, r1, sh.strip, edges);
             return cudaGetLastError();
         }
     }
-    stencil_kernel<K, VEC, false><<<grid, static_cast<unsigned>(threads), 0, s>>>(
-        in, out, nx, static_cast<long long>(pitch), r0, r1, strip, edges);
+    stencil_kernel<K, VEC, false><<<grid, threads, 0, s>>>(
+        in, out, nx, static_cast<long long>(pitch), r0, r1, sh.strip, edges);
     return cudaGetLastError();
 }
 

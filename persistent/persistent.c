@@ -29,10 +29,20 @@
 
 static const char *const protocol_names[] = {"overlap", "barrier", NULL};
 static long long protocol = PROTOCOL_OVERLAP;
+/* --form's choices: auto, then enum persistent_form's, in order. */
+static const char *const form_names[] = {"auto", "resident", "graph", NULL};
+enum { FORM_AUTO = 0 };
+static long long form = FORM_AUTO;
 static long long blocks_per_sm = 1;
 static long long wait_limit_s = 10;
 
 static const mgpu_extra_option extra[] = {
+    {"form",
+     "what runs on each device: resident (one cooperative kernel for the whole "
+     "run), graph (a CUDA graph whose device-side loop launches the library's own "
+     "kernels, neighbours met through flags in device memory), or auto (the faster "
+     "for the grid, devices and halo, doc/persistent.md)",
+     form_names, 0, 2, 0, &form, NULL},
     {"protocol",
      "how a device meets its neighbours each step, with one-row halos: overlap "
      "(only the warps of the "
@@ -87,8 +97,10 @@ typedef struct state {
     persistent_signal *signal;                 /* mapped: the host's address */
     persistent_signal *signal_dev;             /* and the devices' */
     persistent_part parts[MGPU_MAX_DEVICES];
-    int slow_part;     /* MGPU_INJECT_DELAY's device, or -1 */
-    long long slow_us; /* and how long it sleeps at each wait */
+    int form;                               /* enum persistent_form */
+    looped_graph *graphs[MGPU_MAX_DEVICES]; /* FORM_GRAPH: each part's run */
+    int slow_part;                          /* MGPU_INJECT_DELAY's device, or -1 */
+    long long slow_us;                      /* and how long it sleeps at each wait */
 } state;
 
 /* MGPU_INJECT_FAULT: the kernels cannot fail on purpose at a step without a
@@ -103,6 +115,44 @@ static mgpu_status check_faults(const mgpu_run *run)
         for (int p = 0; p < run->ndevices; p++)
             MGPU_TRY(mgpu_fault_check(p, step));
     return MGPU_OK;
+}
+
+/* --form, auto resolved into *FORM_RUN: the faster form where it was
+ * measured (doc/persistent.md, "Forms"), or the resident one where an option
+ * of its own asks for what the graph form does not do. */
+static mgpu_status form_of(const mgpu_run *run, int *form_run)
+{
+    int resident_asked = protocol != PROTOCOL_OVERLAP || blocks_per_sm != 1;
+    if (form == FORM_AUTO) {
+        /* Measured on 2 H200s (BENCHMARKS.md section 26): the graph form is
+         * as fast as or faster than the resident kernel everywhere but one
+         * device with one-row halos at 2048² (7.8 us a step resident, 9.0 as
+         * graph), between 1024² and 4096², where the graph form won; the
+         * bounds are the geometric middles, 2 and 8 Mi cells. */
+        const double cells = (double) run->opt->nx * (double) run->opt->ny;
+        const int resident_faster = run->ndevices == 1 && run->opt->halo == 1 &&
+                                    cells > 2.0 * 1048576 && cells <= 8.0 * 1048576;
+        *form_run = resident_asked || resident_faster ? FORM_RESIDENT : FORM_GRAPH;
+        return MGPU_OK;
+    }
+    *form_run = (int) form - 1;
+    if (*form_run == FORM_GRAPH && resident_asked)
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--protocol and --blocks-per-sm shape the resident kernel: "
+                              "--form=graph runs the library's launched kernels (accepted "
+                              "with them: --form=resident or auto)");
+    return MGPU_OK;
+}
+
+/* The steps a pass runs: --time-block's, or where it is auto, the resident
+ * kernel's up to 4 (its registers), the graph form's K (up to the largest a
+ * pass takes): a pass a cycle, which the launched blocked kernel runs best
+ * from 2048² up (doc/persistent.md, "Forms"). */
+static int time_block_of(const mgpu_options *opt, int form_run)
+{
+    if (opt->time_block > 0 || form_run != FORM_GRAPH)
+        return mgpu_time_block_resolve(opt->time_block, opt->halo);
+    return opt->halo < MGPU_TIME_BLOCK_MAX ? opt->halo : MGPU_TIME_BLOCK_MAX;
 }
 
 /* Every device launches cooperative kernels, and every pair of neighbours
@@ -159,7 +209,7 @@ static void describe(state *s, const mgpu_run *run, int part)
         .signal = s->signal_dev,
         .wait_limit_ns = wait_limit_s * 1000000000LL,
         .halo = run->opt->halo,
-        .time_block = mgpu_time_block_resolve(run->opt->time_block, run->opt->halo),
+        .time_block = time_block_of(run->opt, s->form),
     };
     /* A part that waits for no other part has no one to be late for. */
     if (part == s->slow_part && (d->wait_above || d->wait_below))
@@ -189,16 +239,19 @@ static void describe(state *s, const mgpu_run *run, int part)
 }
 
 /* SLOW_PART and SLOW_US: MGPU_INJECT_DELAY's (-1, 0: none). */
-static mgpu_status state_create(state *s, const mgpu_run *run, int slow_part, long long slow_us)
+static mgpu_status state_create(state *s, const mgpu_run *run, int form_run, int slow_part,
+                                long long slow_us)
 {
     const mgpu_options *opt = run->opt;
     memset(s, 0, sizeof *s);
+    s->form = form_run;
     s->slow_part = slow_part;
     s->slow_us = slow_us;
     /* direct: the stencil domain enables peer access between neighbours, so
      * that the kernels may use each other's pointers. */
     mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);
     desc.exchange = MGPU_EXCHANGE_DIRECT;
+    desc.time_block = time_block_of(opt, form_run);
     MGPU_TRY(mgpu_stencil_create(&s->st, &desc));
     s->nparts = run->ndevices;
     for (int p = 0; p < s->nparts; p++) {
@@ -214,7 +267,10 @@ static mgpu_status state_create(state *s, const mgpu_run *run, int slow_part, lo
     for (int p = 0; p < s->nparts; p++) {
         describe(s, run, p);
         MGPU_TRY(mgpu_device_set(mgpu_stencil_device(s->st, p)));
-        MGPU_TRY(persistent_prepare(&s->parts[p], (int) blocks_per_sm));
+        if (s->form == FORM_GRAPH)
+            MGPU_TRY(looped_build(s->st, &s->parts[p], &s->graphs[p]));
+        else
+            MGPU_TRY(persistent_prepare(&s->parts[p], (int) blocks_per_sm));
     }
     return MGPU_OK;
 }
@@ -223,6 +279,8 @@ static void state_destroy(state *s)
 {
     if (!s->st)
         return;
+    for (int p = 0; p < s->nparts; p++)
+        looped_destroy(s->graphs[p]);
     for (int p = 0; p < s->nparts; p++)
         if (s->flags[p]) {
             mgpu_device_synchronize(mgpu_stencil_device(s->st, p));
@@ -306,7 +364,9 @@ static mgpu_status one_run(state *s, const mgpu_run *run, double *seconds, doubl
     if (run->opt->steps > 0) {
         for (int p = 0; p < s->nparts && status == MGPU_OK; p++) {
             status = mgpu_device_set(mgpu_stencil_device(s->st, p));
-            if (status == MGPU_OK)
+            if (status == MGPU_OK && s->form == FORM_GRAPH)
+                status = looped_launch(s->graphs[p], mgpu_stencil_stream(s->st, p));
+            else if (status == MGPU_OK)
                 status = persistent_launch(&s->parts[p], mgpu_stencil_stream(s->st, p));
         }
     }
@@ -331,12 +391,19 @@ static mgpu_status timed_runs(state *s, mgpu_run *run)
         mgpu_run_keep(run, r, seconds, seconds - launch_s);
     }
     if (run->record && run->compute) {
-        /* Deep halos meet once a cycle, by pulling (deep-cuda.cu): --protocol
-         * is how one-row halos meet. */
+        /* Deep halos meet once a cycle, by pulling (deep-cuda.cu, and the
+         * graph form's exchange nodes): --protocol is how the resident
+         * kernel's one-row halos meet; the graph form's one-step kernels
+         * push theirs (looped-cuda.cu). */
+        mgpu_record_set_text(run->record, "form", form_names[s->form + 1]);
         mgpu_record_set_text(run->record, "protocol",
-                             s->parts[0].halo > 1 ? "pull" : protocol_names[protocol]);
-        mgpu_record_set_number(run->record, "blocks", s->parts[0].blocks);
-        mgpu_record_set_number(run->record, "block_threads", s->parts[0].threads);
+                             s->parts[0].halo > 1    ? "pull"
+                             : s->form == FORM_GRAPH ? "push"
+                                                     : protocol_names[protocol]);
+        if (s->form == FORM_RESIDENT) {
+            mgpu_record_set_number(run->record, "blocks", s->parts[0].blocks);
+            mgpu_record_set_number(run->record, "block_threads", s->parts[0].threads);
+        }
     }
     return run->field ? mgpu_stencil_gather_all(s->st, run->opt->steps, run->field) : MGPU_OK;
 }
@@ -354,15 +421,19 @@ static mgpu_status device_driven(void *ctx, mgpu_run *run)
     long long slow_us = 0;
     if (run->ndevices > 1)
         MGPU_TRY(mgpu_delay_requested(run->ndevices, &slow_part, &slow_us));
+    int form_run;
+    MGPU_TRY(form_of(run, &form_run));
     if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
         return needs_cuda();
 #ifdef MGPU_HAVE_CUDA
     MGPU_TRY(check_faults(run));
     MGPU_TRY(check_devices(run));
-    if (run->record)
+    if (run->record) {
         run->record->exchange = MGPU_EXCHANGE_DIRECT;
+        run->record->time_block = time_block_of(run->opt, form_run);
+    }
     state s;
-    mgpu_status status = state_create(&s, run, slow_part, slow_us);
+    mgpu_status status = state_create(&s, run, form_run, slow_part, slow_us);
     if (status == MGPU_OK)
         status = timed_runs(&s, run);
     state_destroy(&s);

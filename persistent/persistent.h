@@ -45,7 +45,23 @@ typedef struct persistent_flags {
     unsigned long long pad3[15];
     unsigned long long pulled_by_below;
     unsigned long long pad4[15];
+    /* --form=graph (looped-cuda.cu), this part's own: the exchanges begun
+     * (so the cycles ended before the one under way), the blocks of the
+     * exchange under way that have ended, the loop's iterations, and ... */
+    unsigned long long cycle;
+    unsigned long long arrivals;
+    unsigned long long loops;
+    unsigned long long top_arrivals;    /* one-row halos: the blocks of my first and */
+    unsigned long long bottom_arrivals; /* last strip that have ended, all steps */
+    unsigned long long pad5[11];
 } persistent_flags;
+
+/* What runs on each device (doc/persistent.md, "Forms"). */
+enum persistent_form {
+    FORM_RESIDENT = 0, /* one cooperative kernel a device for the whole run */
+    FORM_GRAPH         /* a CUDA graph a device whose conditional node loops over the
+                          library's launched kernels, neighbours met through flags */
+};
 
 /* In mapped host memory, shared by every part, zeroed before every run. */
 enum { STOP_NONE = 0, STOP_TIMEOUT = 1, STOP_HOST = 2 };
@@ -105,6 +121,13 @@ mgpu_status persistent_check_device(int device);
 mgpu_status persistent_prepare(persistent_part *part, int blocks_per_sm);
 /* Launch the part's kernel on STREAM, its device current; returns at once. */
 mgpu_status persistent_launch(const persistent_part *part, mgpu_stream *stream);
+
+/* The graph form (looped-cuda.cu): PART's whole run as one graph on its
+ * device (made current by the caller), launched on the part's stream. */
+typedef struct looped_graph looped_graph;
+mgpu_status looped_build(mgpu_stencil *stencil, const persistent_part *part, looped_graph **graph);
+mgpu_status looped_launch(looped_graph *graph, mgpu_stream *stream);
+void looped_destroy(looped_graph *graph);
 #endif
 
 #ifdef __cplusplus

@@ -39,18 +39,18 @@ __device__ __forceinline__ void publish_to(u64 *up, u64 *down, u64 value)
         system_word(*down).store(value, cuda::memory_order_release);
 }
 
-// Wait until my counters ABOVE and BELOW (written by the part above and the part below, those
-// that are other parts) reach WANT.  False when the run is stopped or the wait outlasts the
-// limit, then stopped for every kernel with STEP and the part for the host's message.  The
-// acquire loads order the caller's reads of the neighbours' memory after.
-__device__ bool wait_words(const persistent_part &d, u64 *above_word, u64 *below_word, u64 want,
-                           long long step)
+// Wait until my counters ABOVE and BELOW (written by the part above and the part below; only
+// those that WAIT_ABOVE and WAIT_BELOW name) reach WANT.  False when the run is stopped or the
+// wait outlasts the limit, then stopped for every kernel with STEP and the part for the host's
+// message.  The acquire loads order the caller's reads of the neighbours' memory after.
+__device__ bool wait_sides(const persistent_part &d, u64 *above_word, bool wait_above,
+                           u64 *below_word, bool wait_below, u64 want, long long step)
 {
     system_word above(*above_word), below(*below_word);
     u64 since = 0;
     for (unsigned spins = 1;; spins++) {
-        if ((!d.wait_above || above.load(cuda::memory_order_acquire) >= want) &&
-            (!d.wait_below || below.load(cuda::memory_order_acquire) >= want))
+        if ((!wait_above || above.load(cuda::memory_order_acquire) >= want) &&
+            (!wait_below || below.load(cuda::memory_order_acquire) >= want))
             return true;
         // The stop word is in host memory, a bus round trip away: looked at now and then.
         if (spins % 256 == 0) {
@@ -70,6 +70,13 @@ __device__ bool wait_words(const persistent_part &d, u64 *above_word, u64 *below
             }
         }
     }
+}
+
+// The same for both counters of the parts that are my neighbours (D.wait_above, D.wait_below).
+__device__ __forceinline__ bool wait_words(const persistent_part &d, u64 *above_word,
+                                           u64 *below_word, u64 want, long long step)
+{
+    return wait_sides(d, above_word, d.wait_above, below_word, d.wait_below, want, step);
 }
 
 // MGPU_INJECT_DELAY's slow part: sleep, at the start and after each wait for the neighbours

@@ -20,6 +20,8 @@ require_gpus "$top_builddir/single_thread/mgpu-single"
 
 common="--backend=cuda --repeat=1 --warmup=0"
 cpu="$common --verify=cpu"
+res="--form=resident"
+graph="--form=graph"
 
 # on_devices DEVICES: every run on DEVICES devices; the device counts run at
 # once (run_at_once in lib.sh), sharing the GPUs.
@@ -39,25 +41,25 @@ on_devices() {
                 "600001 $((3 * devices + 3)) 3"; do
                 set -- $grid
                 check_run "$protocol, $devices devices, $kernel, $1 x $2, $3 steps" \
-                    "$prog" $cpu --protocol=$protocol --devices=$devices --kernel=$kernel \
+                    "$prog" $cpu $res --protocol=$protocol --devices=$devices --kernel=$kernel \
                     --nx=$1 --ny=$2 --steps=$3
             done
             for steps in 1 2; do
                 check_run "$protocol, $devices devices, $kernel, $steps step(s)" \
-                    "$prog" $cpu --protocol=$protocol --devices=$devices --kernel=$kernel \
+                    "$prog" $cpu $res --protocol=$protocol --devices=$devices --kernel=$kernel \
                     --nx=33 --ny=21 --steps=$steps
             done
             # the flags and buffers are reset for every run: 2 warm-ups, 3 runs
             check_run "$protocol, $devices devices, $kernel, warmup 2, repeat 3" \
-                "$prog" --backend=cuda --verify=cpu --warmup=2 --repeat=3 \
+                "$prog" --backend=cuda --verify=cpu --warmup=2 --repeat=3 $res \
                 --protocol=$protocol --devices=$devices --kernel=$kernel \
                 --nx=131 --ny=67 --steps=11
             check_run "$protocol, N vs 1 device: $devices devices, $kernel, 2049 x 1031" \
-                "$prog" $common --verify=device --protocol=$protocol --devices=$devices \
+                "$prog" $common $res --verify=device --protocol=$protocol --devices=$devices \
                 --kernel=$kernel --nx=2049 --ny=1031 --steps=20
         done
         check_run "$protocol, $devices devices, jacobi 1024 x 1024, 101 steps, 2 blocks/SM" \
-            "$prog" $common --verify=device --protocol=$protocol --devices=$devices \
+            "$prog" $common $res --verify=device --protocol=$protocol --devices=$devices \
             --kernel=jacobi --nx=1024 --ny=1024 --steps=101 --blocks-per-sm=2
     done
     # Deep halos (deep-cuda.cu): K rows copied every K steps, passes of T
@@ -78,23 +80,58 @@ on_devices() {
                     "129 $((2 * $1 * devices + 5)) 1"; do
                     set -- $depth $grid
                     check_run "--halo=$1 --time-block=$2 --blocks-per-sm=$bps, $devices devices, $kernel, $3 x $4, $5 steps" \
-                        "$prog" $cpu --halo=$1 --time-block=$2 --blocks-per-sm=$bps --devices=$devices \
+                        "$prog" $cpu $res --halo=$1 --time-block=$2 --blocks-per-sm=$bps --devices=$devices \
                         --kernel=$kernel --nx=$3 --ny=$4 --steps=$5
                 done
             done
             check_run "--halo=4 --time-block=2 --blocks-per-sm=$bps, $devices devices, $kernel, warmup 2, repeat 3" \
-                "$prog" --backend=cuda --verify=cpu --warmup=2 --repeat=3 --halo=4 --time-block=2 \
-                --blocks-per-sm=$bps --devices=$devices --kernel=$kernel --nx=131 --ny=67 --steps=11
+                "$prog" --backend=cuda --verify=cpu --warmup=2 --repeat=3 $res --halo=4 \
+                --time-block=2 --blocks-per-sm=$bps --devices=$devices --kernel=$kernel --nx=131 --ny=67 --steps=11
             # T = 6 takes one block a multiprocessor whatever is asked.
             depths="6:6 8:4"
             [ "$bps" -eq 2 ] && depths="4:4 8:4"
             for depth in $depths; do
                 set -- $(echo "$depth" | tr : ' ')
                 check_run "--halo=$1 --time-block=$2 --blocks-per-sm=$bps, N vs 1 device: $devices devices, $kernel, 2049 x 1031" \
-                    "$prog" $common --verify=device --halo=$1 --time-block=$2 --blocks-per-sm=$bps \
+                    "$prog" $common $res --verify=device --halo=$1 --time-block=$2 --blocks-per-sm=$bps \
                     --devices=$devices --kernel=$kernel --nx=2049 --ny=1031 --steps=37
             done
         done
+    done
+    # The graph form (looped-cuda.cu): the device's loop over the library's
+    # kernels, a body of about 32 steps (whole pairs of cycles) after the
+    # first cycle, and the steps left after the loop; step counts below,
+    # at and above a body, so that runs with no loop, one iteration and
+    # several, with and without steps after it, are all checked.  One-row
+    # halos pushed by the edge strips of the one-step kernel; deep halos
+    # pulled by an exchange node, T = K, T < K (a wait before the second
+    # pass), T not dividing K, T = 1, T auto (K).
+    for kernel in pattern2d jacobi; do
+        for grid in "17 13 7" "257 131 33" "1023 37 77" "3 $small 40" "4 $small 101" \
+            "129 $((2 * devices + 3)) 66" "600001 $small 3" "600001 $((3 * devices + 3)) 35"; do
+            set -- $grid
+            check_run "graph, $devices devices, $kernel, $1 x $2, $3 steps" \
+                "$prog" $cpu $graph --devices=$devices --kernel=$kernel --nx=$1 --ny=$2 --steps=$3
+        done
+        check_run "graph, $devices devices, $kernel, warmup 2, repeat 3" \
+            "$prog" --backend=cuda --verify=cpu --warmup=2 --repeat=3 $graph --devices=$devices \
+            --kernel=$kernel --nx=131 --ny=67 --steps=75
+        check_run "graph, N vs 1 device: $devices devices, $kernel, 2049 x 1031" \
+            "$prog" $common $graph --verify=device --devices=$devices --kernel=$kernel --nx=2049 \
+            --ny=1031 --steps=101
+        for depth in "2 2" "4 4" "4 2" "5 2" "3 1" "8 3" "6 auto"; do
+            set -- $depth
+            for grid in "17 $(($1 * devices + 3)) $((2 * $1 + 1))" "1023 53 $((10 * $1 + 3))" \
+                "129 $((2 * $1 * devices + 5)) 1"; do
+                set -- $depth $grid
+                check_run "graph --halo=$1 --time-block=$2, $devices devices, $kernel, $3 x $4, $5 steps" \
+                    "$prog" $cpu $graph --halo=$1 --time-block=$2 --devices=$devices \
+                    --kernel=$kernel --nx=$3 --ny=$4 --steps=$5
+            done
+        done
+        check_run "graph --halo=8, N vs 1 device: $devices devices, $kernel, 2049 x 1031" \
+            "$prog" $common $graph --verify=device --halo=8 --devices=$devices --kernel=$kernel \
+            --nx=2049 --ny=1031 --steps=99
     done
 }
 counts=$(printf '%s\n' 1 2 "$gpus" | awk -v n="$gpus" '$1 <= n && !seen[$1]++')
@@ -116,8 +153,8 @@ tap $? "record: $program, $strategy, $exchange, exchange_s $exchange_s (exit $co
 # Two blocks a multiprocessor where the deep kernel's registers allow them
 # (T <= 4: its launch bounds keep it to 128 a thread), one where not (T = 8).
 blocks_of() { # --halo=K --time-block=T --blocks-per-sm=B
-    run_limited "$prog" $common --verify=none --nx=1024 --ny=1024 --steps=8 --format=json "$@" \
-        2>"$err" | json_field blocks
+    run_limited "$prog" $common $res --verify=none --nx=1024 --ny=1024 --steps=8 --format=json \
+        "$@" 2>"$err" | json_field blocks
 }
 one4=$(blocks_of --halo=4 --time-block=4 --blocks-per-sm=1)
 two4=$(blocks_of --halo=4 --time-block=4 --blocks-per-sm=2)
@@ -125,6 +162,19 @@ one8=$(blocks_of --halo=8 --time-block=8 --blocks-per-sm=1)
 two8=$(blocks_of --halo=8 --time-block=8 --blocks-per-sm=2)
 [ -n "$one4" ] && [ "$two4" = $((2 * one4)) ] && [ -n "$one8" ] && [ "$two8" = "$one8" ]
 tap $? "--blocks-per-sm=2: $one4 -> $two4 blocks at T = 4, $one8 -> $two8 at T = 8"
+
+# --form=auto: the record says which form ran; an option of the resident
+# kernel's own takes the resident form.
+for what in "" "--halo=6" "--protocol=barrier" "--halo=4 --blocks-per-sm=2"; do
+    form=$(run_limited "$prog" $common --verify=none --nx=1024 --ny=1024 --steps=8 --format=json \
+        $what 2>"$err" | json_field form)
+    case $what in
+    --protocol* | *blocks-per-sm*) want=resident ;;
+    *) want=graph ;;
+    esac
+    [ "$form" = "$want" ]
+    tap $? "--form=auto${what:+ $what}: the record says $form"
+done
 
 # --steps=0 is outside the common range (1..): a usage error.
 run_limited "$prog" $common --steps=0 >/dev/null 2>"$err"
@@ -136,7 +186,7 @@ tap $? "--steps=0: exit 2 with one line (exit $code)"
 # so the run ends at once with exit 1 and the library's one line; with deep
 # halos too.
 if [ "$gpus" -ge 2 ]; then
-    for what in "" "--halo=4 --time-block=2"; do
+    for what in "$res" "$res --halo=4 --time-block=2" "$graph" "$graph --halo=4"; do
         started=$(milliseconds)
         run_limited env MGPU_INJECT_FAULT=100:1 "$prog" $common --verify=none --devices=2 \
             --nx=2048 --ny=2048 --steps=1000000 $what >/dev/null 2>"$err"
@@ -158,8 +208,10 @@ fi
 # device two.  Bit-identical to the CPU reference.
 if [ "$gpus" -ge 2 ]; then
     slow=$((gpus / 2))
-    for what in --protocol=overlap --protocol=barrier "--halo=4 --time-block=4" \
-        "--halo=4 --time-block=2" "--halo=5 --time-block=2" "--halo=5 --time-block=2 --blocks-per-sm=2"; do
+    for what in "$res --protocol=overlap" --protocol=barrier "$res --halo=4 --time-block=4" \
+        "$res --halo=4 --time-block=2" "$res --halo=5 --time-block=2" \
+        "--halo=5 --time-block=2 --blocks-per-sm=2" "$graph" "$graph --halo=4 --time-block=4" \
+        "$graph --halo=5 --time-block=2"; do
         for kernel in pattern2d jacobi; do
             check_run "slow device $slow (MGPU_INJECT_DELAY=300:$slow), $what, $gpus devices, $kernel" \
                 env MGPU_INJECT_DELAY=300:$slow "$prog" $cpu $what --devices="$gpus" \
@@ -173,8 +225,9 @@ if [ "$gpus" -ge 2 ]; then
     # sleeper too (it looks at the STOP word while it sleeps), each block at
     # the same barrier: exit 1 with the one line naming the wait, in well
     # under the 30 s (a kernel left behind would hang the run).
-    for what in --protocol=overlap --protocol=barrier "--halo=4 --time-block=4" \
-        "--halo=4 --time-block=2" "--halo=4 --time-block=2 --blocks-per-sm=2"; do
+    for what in "$res --protocol=overlap" --protocol=barrier "$res --halo=4 --time-block=4" \
+        "$res --halo=4 --time-block=2" "--halo=4 --time-block=2 --blocks-per-sm=2" "$graph" \
+        "$graph --halo=4 --time-block=2"; do
         started=$(milliseconds)
         limit=90 run_limited env MGPU_INJECT_DELAY=30000000:$slow "$prog" $common \
             --verify=none --devices="$gpus" --wait-limit=1 $what --nx=2048 --ny=2048 \

@@ -232,50 +232,86 @@ group_streams() {
 }
 
 group_persistent() {
-    # The device-driven program: both protocols, both kernels; uneven slabs
-    # and one-row slabs, each flag starting from zero in every repeat.
-    check_run "persistent: overlap, pattern2d, 1023 x 55" \
-        "$persistent" $cpu --protocol=overlap --kernel=pattern2d --nx=1023 --ny=55 --steps=9
-    check_run "persistent: barrier, jacobi, 3 x $small (one row a device)" \
-        "$persistent" $cpu --protocol=barrier --kernel=jacobi --nx=3 --ny=$small --steps=3
-    check_run "persistent: overlap, jacobi, warmup 2, repeat 3, 131 x 67" \
-        "$persistent" --backend=cuda --verify=cpu --warmup=2 --repeat=3 --devices=$D \
+    # The device-driven program's resident form: both protocols, both
+    # kernels; uneven slabs and one-row slabs, each flag starting from zero
+    # in every repeat.
+    r="--form=resident"
+    check_run "persistent: resident, overlap, pattern2d, 1023 x 55" \
+        "$persistent" $cpu $r --protocol=overlap --kernel=pattern2d --nx=1023 --ny=55 --steps=9
+    check_run "persistent: resident, barrier, jacobi, 3 x $small (one row a device)" \
+        "$persistent" $cpu $r --protocol=barrier --kernel=jacobi --nx=3 --ny=$small --steps=3
+    check_run "persistent: resident, overlap, jacobi, warmup 2, repeat 3, 131 x 67" \
+        "$persistent" --backend=cuda --verify=cpu --warmup=2 --repeat=3 --devices=$D $r \
         --protocol=overlap --kernel=jacobi --nx=131 --ny=67 --steps=11
     # Many flag rounds with two resident blocks a multiprocessor.
-    check_run "persistent: barrier, jacobi 1024 x 1024, 101 steps, 2 blocks/SM, N vs 1" \
-        "$persistent" $one --verify=device --devices=$D --protocol=barrier --kernel=jacobi \
+    check_run "persistent: resident, barrier, jacobi 1024 x 1024, 101 steps, 2 blocks/SM, N vs 1" \
+        "$persistent" $one --verify=device --devices=$D $r --protocol=barrier --kernel=jacobi \
         --nx=1024 --ny=1024 --steps=101 --blocks-per-sm=2
     # Deep halos: K rows copied every K steps, two passes a cycle (the
     # neighbours wait for each other's copies before the second); N vs 1
     # with one pass a cycle, many cycles.
-    check_run "persistent: --halo=4 --time-block=2, jacobi, 1001 x 55" \
-        "$persistent" $cpu --halo=4 --time-block=2 --kernel=jacobi --nx=1001 --ny=55 --steps=11
-    check_run "persistent: --halo=6 --time-block=6, pattern2d, N vs 1" \
-        "$persistent" $vs1 --halo=6 --time-block=6 --kernel=pattern2d --steps=61
+    check_run "persistent: resident, --halo=4 --time-block=2, jacobi, 1001 x 55" \
+        "$persistent" $cpu $r --halo=4 --time-block=2 --kernel=jacobi --nx=1001 --ny=55 --steps=11
+    check_run "persistent: resident, --halo=6 --time-block=6, pattern2d, N vs 1" \
+        "$persistent" $vs1 $r --halo=6 --time-block=6 --kernel=pattern2d --steps=61
     # Passes shorter than T (5 = 2 + 2 + 1; 8 = 3 + 3 + 2) pass their
     # last levels through, with two blocks a multiprocessor where T <= 4.
-    check_run "persistent: --halo=5 --time-block=2 --blocks-per-sm=2, jacobi, 1001 x 55" \
-        "$persistent" $cpu --halo=5 --time-block=2 --blocks-per-sm=2 --kernel=jacobi \
+    check_run "persistent: resident, --halo=5 --time-block=2 --blocks-per-sm=2, jacobi, 1001 x 55" \
+        "$persistent" $cpu $r --halo=5 --time-block=2 --blocks-per-sm=2 --kernel=jacobi \
         --nx=1001 --ny=55 --steps=11
-    check_run "persistent: --halo=8 --time-block=3 --blocks-per-sm=2, pattern2d, N vs 1" \
-        "$persistent" $vs1 --halo=8 --time-block=3 --blocks-per-sm=2 --kernel=pattern2d --steps=61
+    check_run "persistent: resident, --halo=8 --time-block=3 --blocks-per-sm=2, pattern2d, N vs 1" \
+        "$persistent" $vs1 $r --halo=8 --time-block=3 --blocks-per-sm=2 --kernel=pattern2d \
+        --steps=61
+    # The graph form: the device loops over the library's kernels (a body
+    # of about 32 steps, so 77 and 101 steps run the loop, its first cycle
+    # and steps left after it); one-row halos pushed by the edge strips,
+    # deep halos pulled by an exchange node, with a wait before a cycle's
+    # second pass.
+    g="--form=graph"
+    check_run "persistent: graph, pattern2d, 1023 x 55, 77 steps" \
+        "$persistent" $cpu $g --kernel=pattern2d --nx=1023 --ny=55 --steps=77
+    record_is "persistent: the graph form said so" form graph
+    check_run "persistent: graph, jacobi, 3 x $small (one row a device), warmup 2, repeat 3" \
+        "$persistent" --backend=cuda --verify=cpu --warmup=2 --repeat=3 --devices=$D $g \
+        --kernel=jacobi --nx=3 --ny=$small --steps=40
+    check_run "persistent: graph, jacobi 1024 x 1024, 101 steps, N vs 1" \
+        "$persistent" $one --verify=device --devices=$D $g --kernel=jacobi --nx=1024 --ny=1024 \
+        --steps=101
+    check_run "persistent: graph, --halo=5 --time-block=2, jacobi, 1001 x 55" \
+        "$persistent" $cpu $g --halo=5 --time-block=2 --kernel=jacobi --nx=1001 --ny=55 \
+        --steps=75
+    check_run "persistent: graph, --halo=6 (T auto), pattern2d, N vs 1" \
+        "$persistent" $vs1 $g --halo=6 --kernel=pattern2d --steps=97
+    record_is "persistent: the graph form's auto T is K" time_block 6
     check_fault "persistent: MGPU_INJECT_FAULT=100:1 is refused before the launch" \
         "device 1 .*step 100" $((seed_base + 7)) \
         env MGPU_INJECT_FAULT=100:1 "$persistent" --backend=cuda --devices=$D
     # A slow middle device (MGPU_INJECT_DELAY): at every exchange its
     # neighbours run ahead, and only the counters keep them from overwriting
-    # the rows it has yet to copy (the deep kernel's two waits a cycle).
-    check_run "persistent: device $((D / 2)) slow, --halo=4 --time-block=2, pattern2d, 1023 x 55" \
-        env MGPU_INJECT_DELAY=300:$((D / 2)) "$persistent" $cpu --halo=4 --time-block=2 \
+    # the rows it has yet to copy (the deep kernel's two waits a cycle) or
+    # to read (the graph form's pushed rows).
+    check_run "persistent: device $((D / 2)) slow, resident, --halo=4 --time-block=2, pattern2d, 1023 x 55" \
+        env MGPU_INJECT_DELAY=300:$((D / 2)) "$persistent" $cpu $r --halo=4 --time-block=2 \
+        --kernel=pattern2d --nx=1023 --ny=55 --steps=41
+    check_run "persistent: device $((D / 2)) slow, graph, jacobi, 1023 x 55" \
+        env MGPU_INJECT_DELAY=300:$((D / 2)) "$persistent" $cpu $g --kernel=jacobi --nx=1023 \
+        --ny=55 --steps=41
+    check_run "persistent: device $((D / 2)) slow, graph, --halo=6 --time-block=2, pattern2d" \
+        env MGPU_INJECT_DELAY=300:$((D / 2)) "$persistent" $cpu $g --halo=6 --time-block=2 \
         --kernel=pattern2d --nx=1023 --ny=55 --steps=41
     # A device that stops answering: its neighbours give up at --wait-limit
     # and every block of every kernel leaves at one barrier (the abort path
     # on the devices, which no host check covers), the sleeper too, long
-    # before its 30 s are over (check_fault's 20 s).
-    check_fault "persistent: a device silent for 30 s, --halo=4 --time-block=2, --wait-limit=1" \
+    # before its 30 s are over (check_fault's 20 s); the graph form's loops
+    # end at their next test.
+    check_fault "persistent: a device silent for 30 s, resident, --halo=4 --time-block=2, --wait-limit=1" \
         "waited more than 1 s" $((seed_base + 11)) \
         env MGPU_INJECT_DELAY=30000000:$((D / 2)) "$persistent" --backend=cuda --devices=$D \
-        --wait-limit=1 --halo=4 --time-block=2
+        $r --wait-limit=1 --halo=4 --time-block=2
+    check_fault "persistent: a device silent for 30 s, graph, --wait-limit=1" \
+        "waited more than 1 s" $((seed_base + 12)) \
+        env MGPU_INJECT_DELAY=30000000:$((D / 2)) "$persistent" --backend=cuda --devices=$D \
+        $g --wait-limit=1
 }
 
 group_fork() {
