@@ -295,7 +295,10 @@ mgpu_status issue_steps(const issuer &is, long long from, long long to)
             MGPU_TRY(issue_exchange(is, step));
         if (!d->compute)
             continue;
-        if (d->halo == 1) {
+        // One-row halos: a part that meets no one (one device) runs the library's kernel
+        // itself, which the edge strips' waits and fences would only slow (3.7 us a step
+        // against 3.3 at 1024^2 on one H200).
+        if (d->halo == 1 && waits) {
             MGPU_TRY(issue_pushing_step(is, step));
             continue;
         }

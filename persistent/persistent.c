@@ -145,12 +145,14 @@ static mgpu_status form_of(const mgpu_run *run, int *form_run)
 }
 
 /* The steps a pass runs: --time-block's, or where it is auto, the resident
- * kernel's up to 4 (its registers), the graph form's K (up to the largest a
- * pass takes): a pass a cycle, which the launched blocked kernel runs best
- * from 2048² up (doc/persistent.md, "Forms"). */
-static int time_block_of(const mgpu_options *opt, int form_run)
+ * kernel's up to 4 (its registers) and the graph form's up to K (a pass a
+ * cycle, what the launched blocked kernel runs best from 2 Mi cells a part
+ * up), but 4 on parts of at most 1 Mi cells, where a shorter pass won
+ * (doc/persistent.md, "Forms"). */
+static int time_block_of(const mgpu_options *opt, int ndevices, int form_run)
 {
-    if (opt->time_block > 0 || form_run != FORM_GRAPH)
+    const double cells = (double) opt->nx * (double) opt->ny / ndevices;
+    if (opt->time_block > 0 || form_run != FORM_GRAPH || cells <= 1048576.0)
         return mgpu_time_block_resolve(opt->time_block, opt->halo);
     return opt->halo < MGPU_TIME_BLOCK_MAX ? opt->halo : MGPU_TIME_BLOCK_MAX;
 }
@@ -209,7 +211,7 @@ static void describe(state *s, const mgpu_run *run, int part)
         .signal = s->signal_dev,
         .wait_limit_ns = wait_limit_s * 1000000000LL,
         .halo = run->opt->halo,
-        .time_block = time_block_of(run->opt, s->form),
+        .time_block = time_block_of(run->opt, run->ndevices, s->form),
     };
     /* A part that waits for no other part has no one to be late for. */
     if (part == s->slow_part && (d->wait_above || d->wait_below))
@@ -251,7 +253,7 @@ static mgpu_status state_create(state *s, const mgpu_run *run, int form_run, int
      * that the kernels may use each other's pointers. */
     mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);
     desc.exchange = MGPU_EXCHANGE_DIRECT;
-    desc.time_block = time_block_of(opt, form_run);
+    desc.time_block = time_block_of(opt, run->ndevices, form_run);
     MGPU_TRY(mgpu_stencil_create(&s->st, &desc));
     s->nparts = run->ndevices;
     for (int p = 0; p < s->nparts; p++) {
@@ -430,7 +432,7 @@ static mgpu_status device_driven(void *ctx, mgpu_run *run)
     MGPU_TRY(check_devices(run));
     if (run->record) {
         run->record->exchange = MGPU_EXCHANGE_DIRECT;
-        run->record->time_block = time_block_of(run->opt, form_run);
+        run->record->time_block = time_block_of(run->opt, run->ndevices, form_run);
     }
     state s;
     mgpu_status status = state_create(&s, run, form_run, slow_part, slow_us);
