@@ -540,6 +540,6 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    mgpu_stdout_guard();
+    mgpu_program_start();
     return mgpu_stdout_close(&program, run(argc, argv));
 }

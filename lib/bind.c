@@ -55,12 +55,18 @@
  * mgpu_bind_release gives them back. */
 static cpu_set_t start_cpus;
 static int start_known;
+static int start_procs = 1; /* OpenMP's count of them, at least one */
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 
 static void take_start_cpus(void)
 {
     start_known = sched_getaffinity(0, sizeof start_cpus, &start_cpus) == 0;
+#ifdef _OPENMP
+    start_procs = omp_get_num_procs();
+#endif
 }
+
+void mgpu_bind_start(void) { pthread_once(&start_once, take_start_cpus); }
 
 /* SET in the cpulist form of Linux and hwloc ("0-15,32-47") into OUT, cut
  * at a comma with "..." when it does not fit. */
@@ -267,6 +273,21 @@ void mgpu_bind_release(void)
     pthread_once(&start_once, take_start_cpus);
     if (start_known && !openmp_binding())
         sched_setaffinity(0, sizeof start_cpus, &start_cpus);
+}
+
+int mgpu_host_threads(void)
+{
+    /* The environment is OpenMP's word, read before main: a team of
+     * OMP_NUM_THREADS=100000 (at any nesting level of a list) overflowed
+     * libgomp's stack in the first region, exit 139 with no message.  No
+     * team is larger than the CPUs, which bounds it whatever was asked. */
+#ifdef _OPENMP
+    mgpu_bind_start();
+    int asked = omp_get_max_threads();
+    return asked < start_procs ? asked : start_procs;
+#else
+    return 1;
+#endif
 }
 
 void mgpu_host_share_cores(int workers)

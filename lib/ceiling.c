@@ -66,7 +66,7 @@ static void copy_on_all_cores(void *dst, const void *src, size_t bytes)
 {
     enum { SLICES = 64 };
     size_t slice = (bytes + SLICES - 1) / SLICES;
-    MGPU_OMP(omp parallel for schedule(static))
+    MGPU_OMP(omp parallel for schedule(static) num_threads(mgpu_host_threads()))
     for (int k = 0; k < SLICES; k++) {
         size_t begin = (size_t) k * slice;
         if (begin >= bytes)

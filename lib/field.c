@@ -51,7 +51,7 @@ void mgpu_field_initial_rows(float *rows, size_t pitch, mgpu_kernel kernel, long
     /* Each cell depends only on its position, so rows can be made in any
      * order: a large grid's start takes seconds, not minutes.  One row is
      * made by the calling thread (a caller's parallel loop over rows). */
-    MGPU_OMP(omp parallel for schedule(static) if (nrows > 1))
+    MGPU_OMP(omp parallel for schedule(static) if (nrows > 1) num_threads(mgpu_host_threads()))
     for (long long r = 0; r < nrows; r++) {
         float *dst = rows + (size_t) r * pitch;
         for (long long i = 0; i < nx; i++)

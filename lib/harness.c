@@ -513,10 +513,16 @@ static int run_program(harness *h, int argc, char **argv)
     return finish(program, &progress, status);
 }
 
+void mgpu_program_start(void)
+{
+    mgpu_stdout_guard();
+    mgpu_bind_start();
+}
+
 int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
               void *ctx)
 {
-    mgpu_stdout_guard();
+    mgpu_program_start();
     harness h = {.program = program, .strategy = strategy, .ctx = ctx};
     return mgpu_stdout_close(program, run_program(&h, argc, argv));
 }

@@ -113,7 +113,8 @@ mgpu_status mgpu_kernel_rows_blocked_host(mgpu_kernel kernel, const float *in, f
     const size_t rpitch = ((size_t) nx + 15) / 16 * 16;
     const size_t ring_bytes = (size_t) (steps - 1) * 3 * rpitch * sizeof(float);
     int failed = 0;
-    MGPU_OMP(omp parallel if ((r1 - r0) * nx * steps >= MGPU_PARALLEL_CELLS))
+    MGPU_OMP(omp parallel if ((r1 - r0) * nx * steps >= MGPU_PARALLEL_CELLS)
+                 num_threads(mgpu_host_threads()))
     {
         int nthreads = 1, id = 0;
 #ifdef _OPENMP

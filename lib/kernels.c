@@ -15,7 +15,7 @@
 void mgpu_kernel_rows_host(mgpu_kernel kernel, const float *in, float *out, long long nx,
                            size_t pitch, long long r0, long long r1)
 {
-    MGPU_OMP(omp parallel for schedule(static) if ((r1 - r0) * nx >= MGPU_PARALLEL_CELLS))
+    MGPU_OMP(omp parallel for schedule(static) if ((r1 - r0) * nx >= MGPU_PARALLEL_CELLS) num_threads(mgpu_host_threads()))
     for (long long j = r0; j < r1; j++) {
         const float *row = in + (size_t) j * pitch;
         mgpu_row_host(kernel, row - pitch, row, row + pitch, out + (size_t) j * pitch, nx);

@@ -34,6 +34,16 @@ extern "C" {
 #define MGPU_OMP(directive)
 #endif
 
+/* The threads of a host-backend team (the num_threads of every parallel
+ * region in the library): what OpenMP asks for (OMP_NUM_THREADS,
+ * mgpu_host_share_cores), at most the CPUs the process had at its start.
+ * In bind.c. */
+int mgpu_host_threads(void);
+/* Take the process's CPUs now, before any worker is bound (once; the
+ * binding functions and mgpu_host_threads take them too, where no program
+ * start did). */
+void mgpu_bind_start(void);
+
 /* Record a failure for mgpu_last_error() and return STATUS: the library's
  * name for the public mgpu_error_set (mgpu.h). */
 #define mgpu_fail mgpu_error_set

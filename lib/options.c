@@ -632,8 +632,8 @@ static void print_usage(const mgpu_program *program, FILE *out)
     help_line(out, "OMP_PROC_BIND, OMP_PLACES",
               "when set, OpenMP's placement of threads is kept, not --bind's");
     help_line(out, "OMP_NUM_THREADS",
-              "host backend: the most threads a device's kernels take (default: "
-              "its share of the CPUs)");
+              "host backend: the most threads a device's kernels take, never more "
+              "than the CPUs (default: its share of the CPUs)");
     if (exchanges & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI))
         help_line(out, "MGPU_MPI_RANKS_PER_NODE=N",
                   "take every N ranks in turn as one node, as if on hosts of their own "

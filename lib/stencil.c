@@ -307,7 +307,7 @@ static void initial_block(const mgpu_stencil *st, const part *pt, float *host, l
     const mgpu_stencil_desc *d = &st->desc;
     /* A row at a time, but the rows in parallel: one thread would take a
      * second a repeat to make a 16384 x 16384 field. */
-    MGPU_OMP(omp parallel for schedule(static))
+    MGPU_OMP(omp parallel for schedule(static) num_threads(mgpu_host_threads()))
     for (long long r = 0; r < n; r++) {
         long long local = row0 + r;
         long long global = pt->slab.row_begin - st->halo + local;

@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 {
     /* Before MPI opens its files and sockets: none may take a closed
      * stdout's place. */
-    mgpu_stdout_guard();
+    mgpu_program_start();
     /* MPI first, before any CUDA call (book 10.3): as with fork, a CUDA
      * context made before MPI_Init is not carried into what MPI sets up,
      * and a CUDA-aware MPI prepares its own use of the devices there. */

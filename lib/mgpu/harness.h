@@ -159,6 +159,12 @@ void mgpu_help_line(FILE *out, const char *option, const char *text);
  * still fail, and no file the program opens later takes its place. */
 void mgpu_stdout_guard(void);
 
+/* What every program calls first, before MPI_Init or any thread:
+ * mgpu_stdout_guard, and the CPUs the process may use taken while no
+ * worker is bound, which bound every host-backend team whatever the
+ * OpenMP environment asks. */
+void mgpu_program_start(void);
+
 /* Flush OUT after printing WHAT ("the record") there.  MGPU_ERR_SYSTEM,
  * with a message naming WHAT, when any of it could not be written; OUT's
  * error indicator is then cleared, so that the failure, reported once by
