@@ -329,8 +329,9 @@ static void print_help(void)
              modes);
     bench_help_line("--exchanges=LIST", text);
     bench_help_line("--output=DIR", "where results and plots go (default: .)");
-    bench_help_line("--from=FILE", "print and plot a results.json again, running nothing; "
-                                   "given again (up to 8), the files side by side, each set "
+    bench_help_line("--from=FILE", "print and plot a results.json again, running nothing "
+                                   "(its plots replaced only by a whole new set); given "
+                                   "again (up to 8), the files side by side, each set "
                                    "named by its folder, plots in --output");
     bench_help_line("--launcher=TEMPLATE", "how mgpu-mpi's ranks are started: a command in "
                                            "which %n is the number of ranks (%% a %), as "
@@ -1071,7 +1072,20 @@ static int write_set(const cmp_rows *rows, const char *dir, int results, long lo
         cmp_stage_file(&stage, cmp_plot_files[i], path, sizeof path);
         unlink(path);
     }
-    if (cmp_stage_commit(&stage, results ? cmp_result_files : cmp_plot_files) != 0)
+    /* New results take no old plots, which are another comparison's.  A
+     * re-print (--from) has the same results: it replaces the plots only
+     * with a whole set, and without gnuplot their script alone, and
+     * otherwise leaves the folder as it was. */
+    static const char *const script[] = {CMP_PLOT_SCRIPT, NULL};
+    const char *const *names = results                     ? cmp_result_files
+                               : plots == CMP_PLOTS_MADE   ? cmp_plot_files
+                               : plots == CMP_PLOTS_SCRIPT ? script
+                                                           : NULL;
+    if (!names) {
+        cmp_stage_discard(&stage); /* cmp_plot said why, in a line */
+        return plots == CMP_PLOTS_FAILED;
+    }
+    if (cmp_stage_commit(&stage, names) != 0)
         return 1;
     if (results)
         fprintf(stderr, "%s: results: %s/results.csv, %s/results.json\n", COMPARE_NAME, dir, dir);
