@@ -332,7 +332,8 @@ static void print_help(void)
     bench_help_line("--from=FILE", "print and plot a results.json again, running nothing "
                                    "(its plots replaced only by a whole new set); given "
                                    "again (up to 8), the files side by side, each set "
-                                   "named by its folder, plots in --output");
+                                   "named by its folder, plots in --output (a folder "
+                                   "that holds no other comparison's results)");
     bench_help_line("--launcher=TEMPLATE", "how mgpu-mpi's ranks are started: a command in "
                                            "which %n is the number of ranks (%% a %), as "
                                            "'srun -n %n' or 'mpirun -np %n --hostfile hosts' "
@@ -1150,13 +1151,27 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
             snprintf(dir, sizeof dir, "%s", opt->output);
         else
             cmp_folder_of(opt->from[0], dir, sizeof dir);
-        for (int f = 0; opt->nfrom > 1 && f < opt->nfrom; f++) {
+        int own = 0; /* DIR is the folder of the one file read */
+        for (int f = 0; f < opt->nfrom; f++) {
             char set_dir[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
             cmp_folder_of(opt->from[f], set_dir, sizeof set_dir);
-            if (realpath(set_dir, a) && realpath(dir, b) && strcmp(a, b) == 0)
+            int same = realpath(set_dir, a) && realpath(dir, b) && strcmp(a, b) == 0;
+            if (same && opt->nfrom > 1)
                 return usage("--output: %s holds %s, one of the sets: their plots side by side "
                              "would stand beside its own results (choose another folder)",
                              dir, opt->from[f]);
+            own |= same;
+        }
+        /* Plots beside another comparison's results would be a set mixed
+         * from two. */
+        for (int i = 0; !own && i < 2; i++) {
+            const char *name = i ? "results.csv" : "results.json";
+            char path[PATH_MAX + 16];
+            snprintf(path, sizeof path, "%s/%s", dir, name);
+            if (access(path, F_OK) == 0)
+                return usage("--output: %s holds the results of another comparison (%s): the "
+                             "plots of --from would stand beside them (choose another folder)",
+                             dir, name);
         }
         code = take_folder(dir,
                            strcmp(opt->output, ".") != 0 || opt->nfrom > 1 ? "--output" : "--from",
