@@ -1215,6 +1215,9 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
 
 int main(int argc, char **argv)
 {
+    /* A closed stdout's number would go to the lock file, and the table
+     * into it. */
+    mgpu_program_start();
     options opt;
     int code = parse_options(&opt, argc, argv);
     /* --help and --version are output like any other: not written, not a
