@@ -359,8 +359,9 @@ static void print_help(void)
            "depth K, against the one-device run with the same K; a run that a program\n"
            "refuses is skipped with its reason; the crossover is per\n"
            "K, and two more plots show the time per step and the efficiency against K\n"
-           "at the largest grid.  Progress goes to stderr, the table to\n"
-           "stdout.  The output folder holds one comparison's files, each whole, never\n"
+           "at the largest grid.  Progress goes to stderr, the table to stdout, last,\n"
+           "once the set is written (a reader that goes early costs the table\n"
+           "alone).  The output folder holds one comparison's files, each whole, never\n"
            "a mix: they replace the previous ones only once all are written, and while\n"
            "a comparison runs it holds the folder (.mgpu-compare.lock in it), so that a\n"
            "second one into the same folder fails at once, running nothing.  Exit\n"
@@ -1193,23 +1194,30 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
             return 2;
     }
     cmp_derive(rows);
+    /* The set first, the table last: a reader of stdout that goes (a pager
+     * quit early) costs the table alone.  No rows: compare() said why, and
+     * the folder keeps what it had. */
+    if (rows->count == 0)
+        code = 1;
+    else {
+        code |= none_succeeded(rows);
+        int wrote = write_set(rows, dir, !opt->nfrom, opt->timeout);
+        if (cmp_interrupted())
+            return stopped(cmp_interrupted(), dir, wrote >= 0);
+        code |= wrote;
+    }
     if (opt->nfrom > 1)
         cmp_print_side_by_side(rows, stdout);
     else
         cmp_print_table(rows, stdout);
     cmp_print_crossover(rows, stdout);
     cmp_print_floor(rows, stdout);
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "%s: cannot write the table: %s\n", COMPARE_NAME, strerror(errno));
+        fprintf(stderr, "%s: cannot write the table: %s\n", COMPARE_NAME,
+                errno ? strerror(errno) : "a write failed");
         code = 1;
     }
-    if (rows->count == 0)
-        return 1; /* compare() said why; the folder keeps what it had */
-    code |= none_succeeded(rows);
-    int wrote = write_set(rows, dir, !opt->nfrom, opt->timeout);
-    if (cmp_interrupted())
-        return stopped(cmp_interrupted(), dir, wrote >= 0);
-    code |= wrote;
     return code ? 1 : 0;
 }
 

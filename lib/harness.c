@@ -11,6 +11,7 @@
 #include "config.h"
 #endif
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -517,6 +518,10 @@ void mgpu_program_start(void)
 {
     mgpu_stdout_guard();
     mgpu_bind_start();
+    /* A reader of stdout that has gone (a pager quit early) is a write
+     * error, said in a line, not a death by a signal without a word, and
+     * the files already written stay. */
+    signal(SIGPIPE, SIG_IGN);
 }
 
 int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,

@@ -160,9 +160,11 @@ void mgpu_help_line(FILE *out, const char *option, const char *text);
 void mgpu_stdout_guard(void);
 
 /* What every program calls first, before MPI_Init or any thread:
- * mgpu_stdout_guard, and the CPUs the process may use taken while no
- * worker is bound, which bound every host-backend team whatever the
- * OpenMP environment asks. */
+ * mgpu_stdout_guard; the CPUs the process may use taken while no worker is
+ * bound, which bound every host-backend team whatever the OpenMP
+ * environment asks; and SIGPIPE ignored, so that a write to a reader that
+ * has gone fails (EPIPE) and is said like any other (a program that
+ * executes another gives it back its default). */
 void mgpu_program_start(void);
 
 /* Flush OUT after printing WHAT ("the record") there.  MGPU_ERR_SYSTEM,
