@@ -23,11 +23,13 @@
  *     gnuplot failed) is removed; the staging folder goes.
  *  4. When anything fails, or SIGINT or SIGTERM comes, before step 3, the
  *     staging folder is removed and the folder keeps the previous set
- *     whole.
+ *     whole.  A staging folder that a dead comparison left (SIGKILL) is
+ *     removed by the next one to take the lock.
  * What is left: step 3 is a few renames, microseconds; a crash of the
  * machine, or SIGKILL, between them leaves a mix (a reader that finds
  * results.json new knows the rest is), and SIGKILL during step 2 leaves
- * the staging folder behind, never a file of the set.  Replacing the set in
+ * the staging folder behind until the next comparison there, never a file
+ * of the set.  Replacing the set in
  * one step would need the results in a folder of their own swapped in
  * (renameat2 RENAME_EXCHANGE): --output may be any folder, ".", so they
  * are not. */
@@ -49,7 +51,8 @@
 #include "bench.h"
 #include "compare.h"
 
-#define STAGE_NAME "/.mgpu-compare-XXXXXX"
+#define STAGE_PREFIX ".mgpu-compare-"
+#define STAGE_NAME "/" STAGE_PREFIX "XXXXXX"
 /* Room left in a path for the staging folder and a file name in it. */
 #define PATH_ROOM 64
 
@@ -115,6 +118,25 @@ int cmp_folder_check(const char *dir, const char *option, const char *const *nam
     return -1;
 }
 
+/* Remove the staging folders in DIR that a dead comparison left (SIGKILL,
+ * a crash): whoever holds the lock is the only one that writes there. */
+static void reclaim_stages(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        cmp_stage dead;
+        if (strncmp(e->d_name, STAGE_PREFIX, strlen(STAGE_PREFIX)) != 0 ||
+            strlen(e->d_name) != strlen(STAGE_PREFIX) + 6) /* mkdtemp's XXXXXX */
+            continue;
+        snprintf(dead.dir, sizeof dead.dir, "%s", dir);
+        snprintf(dead.path, sizeof dead.path, "%s/%s", dir, e->d_name);
+        cmp_stage_discard(&dead);
+    }
+    if (d)
+        closedir(d);
+}
+
 /* The lock this process holds: its file's descriptor and path. */
 static int lock_fd = -1;
 static char lock_path[PATH_MAX + 32];
@@ -139,6 +161,7 @@ int cmp_folder_lock(const char *dir, const char *option)
         if (rc == 0 && fstat(fd, &held) == 0 && stat(lock_path, &named) == 0 &&
             held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
             lock_fd = fd;
+            reclaim_stages(dir);
             return 0;
         }
         close(fd);

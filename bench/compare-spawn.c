@@ -191,6 +191,7 @@ static void child(char *const argv[], const char *dir, pid_t parent, int out_fd,
     /* What mgpu-compare ignores (mgpu_program_start), gnuplot and a
      * launcher get as they expect it. */
     signal(SIGPIPE, SIG_DFL);
+    signal(SIGXFSZ, SIG_DFL);
     if (null >= 0 && dup2(null, STDIN_FILENO) >= 0 && dup2(out_fd, STDOUT_FILENO) >= 0 &&
         dup2(err_fd, STDERR_FILENO) >= 0 && (!dir || chdir(dir) == 0))
         execvp(argv[0], argv);

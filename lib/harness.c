@@ -518,10 +518,12 @@ void mgpu_program_start(void)
 {
     mgpu_stdout_guard();
     mgpu_bind_start();
-    /* A reader of stdout that has gone (a pager quit early) is a write
-     * error, said in a line, not a death by a signal without a word, and
-     * the files already written stay. */
+    /* A reader of stdout that has gone (a pager quit early) and a file
+     * grown past the size limit (ulimit -f) are write errors, said in a
+     * line, not deaths by a signal without a word, and the files already
+     * written stay. */
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,

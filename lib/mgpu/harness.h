@@ -162,9 +162,10 @@ void mgpu_stdout_guard(void);
 /* What every program calls first, before MPI_Init or any thread:
  * mgpu_stdout_guard; the CPUs the process may use taken while no worker is
  * bound, which bound every host-backend team whatever the OpenMP
- * environment asks; and SIGPIPE ignored, so that a write to a reader that
- * has gone fails (EPIPE) and is said like any other (a program that
- * executes another gives it back its default). */
+ * environment asks; and SIGPIPE and SIGXFSZ ignored, so that a write to a
+ * reader that has gone (EPIPE) or past the file-size limit (EFBIG) fails
+ * and is said like any other (a program that executes another gives it
+ * back their defaults). */
 void mgpu_program_start(void);
 
 /* Flush OUT after printing WHAT ("the record") there.  MGPU_ERR_SYSTEM,
