@@ -31,6 +31,7 @@
 #include "compare.h"
 #include "mgpu.h"
 #include "mgpu/harness.h"
+#include "mgpu/processes.h"
 
 /* The strategy programs, in the order of the table: name for
  * --strategies, build-tree folder, program. */
@@ -366,7 +367,8 @@ static void print_help(void)
            "a comparison runs it holds the folder (.mgpu-compare.lock in it), so that a\n"
            "second one into the same folder fails at once, running nothing.  Exit\n"
            "status: 0 when every run passed or was skipped (a mode the backend cannot\n"
-           "do) and one passed; 1 when a run failed, none passed, asked-for plots\n"
+           "do) and one passed; 1 when a run failed (its launch included: a launcher\n"
+           "that refuses it or starts other than asked), none passed, asked-for plots\n"
            "($GNUPLOT, or a gnuplot on PATH) could not be made, a file could not be\n"
            "written whole, or another mgpu-compare holds the folder; 2 usage error (a\n"
            "bad --from file included); ended by SIGINT or SIGTERM, the run is stopped\n"
@@ -780,6 +782,17 @@ static int probe_failed(plan *pl, const struct strategy *s, const char *why, cmp
     return 0;
 }
 
+/* Whether the usage error (exit 2) whose line is REASON is the program
+ * NAME's own refusal of what the backend or the devices cannot do (a
+ * skipped row), not a failed start: a launcher's own exit 2, or a launch
+ * mgpu-mpi found to be other than asked. */
+static int refused_here(const char *name, const char *reason)
+{
+    size_t n = strlen(name);
+    return strncmp(reason, name, n) == 0 && strncmp(reason + n, ": ", 2) == 0 &&
+           strncmp(reason + n + 2, MGPU_LAUNCH_REFUSAL, strlen(MGPU_LAUNCH_REFUSAL)) != 0;
+}
+
 static void run_one(plan *pl, const program *prog, int devices, const char *exchange, cmp_row *row)
 {
     const options *opt = pl->opt;
@@ -824,8 +837,8 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
         if (out.exit_code == 0 && parsed && row->verified != 0) {
             row->status = RUN_OK;
             row->reason[0] = '\0';
-        } else if (out.exit_code == 2) {
-            row->status = RUN_SKIPPED; /* a usage error: this mode or count is not for here */
+        } else if (out.exit_code == 2 && refused_here(prog->s->program, row->reason)) {
+            row->status = RUN_SKIPPED; /* this mode or count is not for here */
         } else {
             row->status = RUN_FAILED;
             if (out.timed_out)

@@ -103,13 +103,13 @@ mgpu_status ranks_check(const mgpu_options *opt)
 {
     if (opt->devices && opt->devices != job.ranks)
         return mgpu_error_set(MGPU_ERR_USAGE,
-                              "--devices: %d, but mpirun started %d rank%s, one "
-                              "per device (accepted: %d, or leave it out)",
+                              MGPU_LAUNCH_REFUSAL "--devices: %d, but mpirun started %d rank%s, "
+                                                  "one per device (accepted: %d, or leave it out)",
                               opt->devices, job.ranks, job.ranks == 1 ? "" : "s", job.ranks);
     if (job.ranks > MGPU_MAX_DEVICES)
         return mgpu_error_set(MGPU_ERR_USAGE,
-                              "mpirun -np %d: too many ranks (accepted: 1 to %d, "
-                              "one per device)",
+                              MGPU_LAUNCH_REFUSAL "mpirun -np %d: too many ranks (accepted: 1 "
+                                                  "to %d, one per device)",
                               job.ranks, MGPU_MAX_DEVICES);
     if (opt->ny - 2 < job.ranks)
         return mgpu_error_set(MGPU_ERR_USAGE,

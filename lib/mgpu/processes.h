@@ -249,7 +249,13 @@ typedef struct mgpu_group {
     void (*abort)(void *ctx, int code);
 } mgpu_group;
 
-/* mgpu_main in each process of GROUP (mgpu_stdout_guard is the program's
+/* How a group's process begins its usage error (exit 2) when the group was
+ * started other than its command line asks (a launcher's count of ranks
+ * against --devices): a program that runs the launcher (mgpu-compare) then
+ * knows a failed launch from a mode the backend cannot do. */
+#define MGPU_LAUNCH_REFUSAL "the launch: "
+
+/* mgpu_main in each process of GROUP (mgpu_program_start is the program's
  * to call, before its transport opens files).  STRATEGY is called in every
  * process for each phase of runs; with RUN->ndevices below the group's
  * size (the one-device baseline), the processes beyond it have no part and
