@@ -185,7 +185,8 @@ static void print_help(void)
            "Exit status: 0 success, 1 run-time failure or a wrong copy, 2 usage error.\n\n"
            "Environment:\n");
     bench_help_line("MGPU_P2P_CORRUPT=N", "flip a byte before the Nth check (a test of the "
-                                          "verification)");
+                                          "verification; N past the run's checks is a usage "
+                                          "error)");
     bench_help_line("CUDA_VISIBLE_DEVICES", "the GPUs the CUDA runtime shows, and their order");
 }
 
@@ -382,8 +383,8 @@ static mgpu_status setup_device(p2p_ctx *ctx, int d)
     dv->page_dst = malloc(n);
     if (!dv->page_src || !dv->page_dst)
         return mgpu_error_set(MGPU_ERR_NOMEM,
-                              "two pageable host buffers of %zu bytes for device "
-                              "%d",
+                              "allocation of two pageable host buffers of %zu bytes for "
+                              "device %d failed",
                               n, d);
     /* The sources hold their patterns for the whole run; the pageable
      * destination is touched now, so that no copy pays its first-touch
@@ -421,6 +422,16 @@ static void teardown(p2p_ctx *ctx)
 
 static size_t largest(size_t a, size_t b) { return a > b ? a : b; }
 
+/* The option that asked for buffers of BYTES, the largest of the copies. */
+static const char *largest_option(const p2p_options *opt, size_t bytes)
+{
+    if (bytes == opt->bytes)
+        return "--bytes";
+    if (bytes == opt->sweep_max)
+        return "--sizes";
+    return bytes == 2 * opt->halo ? "--halo" : "--latency-bytes";
+}
+
 static mgpu_status setup(p2p_ctx *ctx)
 {
     const p2p_options *opt = ctx->opt;
@@ -436,8 +447,9 @@ static mgpu_status setup(p2p_ctx *ctx)
                       ? ctx->buffer_bytes * in_host * (size_t) ctx->n
                       : SIZE_MAX;
     char what[160];
-    snprintf(what, sizeof what, "--bytes, --sizes: %d device%s x %zu buffers of %zu bytes", ctx->n,
-             ctx->n == 1 ? "" : "s", in_host, ctx->buffer_bytes);
+    snprintf(what, sizeof what, "%s: %d device%s x %zu buffers of %zu bytes",
+             largest_option(opt, ctx->buffer_bytes), ctx->n, ctx->n == 1 ? "" : "s", in_host,
+             ctx->buffer_bytes);
     MGPU_TRY(mgpu_host_memory_check(need, what));
     for (int d = 0; d < ctx->n; d++)
         MGPU_TRY(setup_device(ctx, d));
@@ -528,6 +540,14 @@ static int run(int argc, char **argv)
         status = setup(&ctx);
     if (status == MGPU_OK)
         status = measure(&ctx);
+    /* A check asked to be corrupted that never came tested nothing. */
+    if (status == MGPU_OK && ctx.corrupt_at > ctx.checks) {
+        mgpu_progress_end(&ctx.progress);
+        teardown(&ctx);
+        return usage_error("MGPU_P2P_CORRUPT: '%ld' is past the %ld checks of this run "
+                           "(accepted: 1 to %ld)",
+                           ctx.corrupt_at, ctx.checks, ctx.checks);
+    }
     /* The line is cleared before the results or an error are printed. */
     mgpu_progress_end(&ctx.progress);
     if (status == MGPU_OK)
