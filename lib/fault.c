@@ -14,8 +14,7 @@
 
 static struct {
     int set, valid;
-    long long step;
-    int device;
+    long long step, device;
 } fault;
 static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
 
@@ -35,16 +34,14 @@ static int parse_pair(const char *text, long long *a, long long *b)
 
 static void fault_read(void)
 {
+    /* Set, even empty, it asks for a fault: a value that names none is a
+     * usage error, never a run without one. */
     const char *text = getenv("MGPU_INJECT_FAULT");
-    if (!text || !*text)
+    if (!text)
         return;
     fault.set = 1;
-    long long device;
-    if (parse_pair(text, &fault.step, &device) != 0 || fault.step < 0 || device < 0 ||
-        device >= MGPU_MAX_DEVICES)
-        return;
-    fault.device = (int) device;
-    fault.valid = 1;
+    fault.valid = parse_pair(text, &fault.step, &fault.device) == 0 && fault.step >= 0 &&
+                  fault.device >= 0;
 }
 
 /* Whether a fault is asked for, into *WANTED; a usage error when the
@@ -72,7 +69,7 @@ mgpu_status mgpu_fault_validate(int ndevices, long long steps)
      * warmup run, a timed one), so --warmup and --repeat add no step. */
     if (fault.device >= ndevices)
         return mgpu_fail(MGPU_ERR_USAGE,
-                         "MGPU_INJECT_FAULT: device %d is not in this run "
+                         "MGPU_INJECT_FAULT: device %lld is not in this run "
                          "(accepted: DEVICE from 0 to %d, one of the %d "
                          "device%s)",
                          fault.device, ndevices - 1, ndevices, ndevices == 1 ? "" : "s");
