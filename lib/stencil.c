@@ -79,10 +79,17 @@ mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_byt
     bool edges = desc->exchange == MGPU_EXCHANGE_STAGED || desc->exchange == MGPU_EXCHANGE_MAPPED;
     for (int p = first; p < first + count && p < desc->nparts; p++) {
         size_t bytes;
-        MGPU_TRY(part_buffer_bytes(pitch, slabs[p].row_end - slabs[p].row_begin, halo, &bytes));
-        if (bytes > (SIZE_MAX - *device_bytes) / 2)
-            return mgpu_fail(MGPU_ERR_USAGE, "the grid's buffers: more than %zu bytes",
-                             (size_t) SIZE_MAX);
+        /* Within the options' bound on cells, rows padded to a pitch and
+         * the halos of many parts can still pass what a size holds. */
+        if (part_buffer_bytes(pitch, slabs[p].row_end - slabs[p].row_begin, halo, &bytes) !=
+                MGPU_OK ||
+            bytes > (SIZE_MAX - *device_bytes) / 2)
+            return mgpu_fail(MGPU_ERR_USAGE,
+                             "--nx, --ny: a %lld x %lld grid's buffers on %d device%s (rows "
+                             "padded to %zu floats, %d halo row%s a side) need more than %zu "
+                             "bytes (accepted: a grid of fewer cells)",
+                             desc->nx, desc->ny, desc->nparts, desc->nparts == 1 ? "" : "s", pitch,
+                             halo, halo == 1 ? "" : "s", (size_t) SIZE_MAX);
         *device_bytes += 2 * bytes;
         if (edges)
             *host_bytes += 2 * part_edge_bytes(pitch, halo);
