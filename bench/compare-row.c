@@ -357,6 +357,9 @@ int cmp_row_from_object(cmp_row *row, json_t *o, int results, char *error, size_
      * efficiency are derived again, never taken on trust. */
     if (results && (status_of(&rd, &row->status) != 0 || TEXT_FIELD(reason, TEXT, 0)))
         return -1;
+    if (results && row->status != RUN_OK && !row->reason[0])
+        return bad(&rd, "\"reason\": empty, where a run that is %s says why",
+                   cmp_status_name(row->status));
 #undef TEXT_FIELD
 #undef MEASURE
     if (row->status == RUN_OK && !(row->time_s > 0))

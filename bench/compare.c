@@ -1192,9 +1192,17 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
                            cmp_plot_files);
         if (code >= 0)
             return code;
-        code = 0;
-        for (int i = 0; i < rows->count; i++)
-            code |= rows->row[i].status == RUN_FAILED;
+        int failed = 0, passed = 0;
+        for (int i = 0; i < rows->count; i++) {
+            failed += rows->row[i].status == RUN_FAILED;
+            passed += rows->row[i].status == RUN_OK;
+        }
+        /* Exit 1 said in a line (the table says why each failed; where
+         * none passed, none_succeeded says so). */
+        if (failed && passed)
+            fprintf(stderr, "%s: %d of the %d runs read failed (the table says why)\n",
+                    COMPARE_NAME, failed, rows->count);
+        code = failed > 0;
     } else {
         snprintf(dir, sizeof dir, "%s", opt->output);
         code = take_folder(dir, "--output", cmp_result_files);
