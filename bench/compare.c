@@ -1148,7 +1148,7 @@ static int take_folder(const char *dir, const char *option, const char *const *n
 static int run(const options *opt, const char *argv0, cmp_rows *rows)
 {
     char dir[PATH_MAX];
-    int code;
+    int code, plot = 1;
     if (opt->nfrom) {
         char error[512];
         for (int f = 0; f < opt->nfrom; f++) {
@@ -1187,10 +1187,16 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
                              "plots of --from would stand beside them (choose another folder)",
                              dir, name);
         }
-        code = take_folder(dir,
-                           strcmp(opt->output, ".") != 0 || opt->nfrom > 1 ? "--output" : "--from",
-                           cmp_plot_files);
-        if (code >= 0)
+        /* A results.json where nothing can be written (a read-only copy):
+         * the table is what was asked, and the plots are said lost. */
+        if (own && access(dir, W_OK) != 0) {
+            fprintf(stderr, "%s: --from: no plots: %s cannot be written in (%s)\n", COMPARE_NAME,
+                    dir, strerror(errno));
+            plot = 0;
+        } else if ((code = take_folder(dir,
+                                       strcmp(opt->output, ".") != 0 || opt->nfrom > 1 ? "--output"
+                                                                                       : "--from",
+                                       cmp_plot_files)) >= 0)
             return code;
         int failed = 0, passed = 0;
         for (int i = 0; i < rows->count; i++) {
@@ -1202,7 +1208,7 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
         if (failed && passed)
             fprintf(stderr, "%s: %d of the %d runs read failed (the table says why)\n",
                     COMPARE_NAME, failed, rows->count);
-        code = failed > 0;
+        code = failed > 0 || !plot;
     } else {
         snprintf(dir, sizeof dir, "%s", opt->output);
         code = take_folder(dir, "--output", cmp_result_files);
@@ -1222,7 +1228,7 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
         code = 1;
     else {
         code |= none_succeeded(rows);
-        int wrote = write_set(rows, dir, !opt->nfrom, opt->timeout);
+        int wrote = plot ? write_set(rows, dir, !opt->nfrom, opt->timeout) : 0;
         if (cmp_interrupted())
             return stopped(cmp_interrupted(), dir, wrote >= 0);
         code |= wrote;
