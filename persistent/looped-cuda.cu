@@ -56,6 +56,9 @@
 #include "resident.cuh"
 #include "stencil-warp.cuh"
 
+// Conditional nodes, and capture into a graph that is already there, came with CUDA 12.3.
+#if CUDART_VERSION >= 12030
+
 namespace {
 
 // The steps of the loop's body: whole pairs of cycles (the buffers and the exchanges' parity
@@ -196,6 +199,30 @@ __global__ void loop_kernel(persistent_part d, cudaGraphConditionalHandle loop, 
     cudaGraphSetConditional(loop, done < iterations && !stop_word(d) ? 1u : 0u);
 }
 
+// ------------------------------------------------------------- the graph's calls
+
+// CUDA 13 gave these two calls the edge data of their _v2/_v3 forms of 12.3 to 12.9; plain
+// edges here.
+cudaError_t capture_ends(cudaStream_t s, const cudaGraphNode_t **deps, size_t *n)
+{
+    cudaStreamCaptureStatus state;
+#if CUDART_VERSION >= 13000
+    return cudaStreamGetCaptureInfo(s, &state, NULL, NULL, deps, NULL, n);
+#else
+    return cudaStreamGetCaptureInfo(s, &state, NULL, NULL, deps, n);
+#endif
+}
+
+cudaError_t add_node(cudaGraphNode_t *node, cudaGraph_t graph, const cudaGraphNode_t *after,
+                     size_t n_after, cudaGraphNodeParams *params)
+{
+#if CUDART_VERSION >= 13000
+    return cudaGraphAddNode(node, graph, after, NULL, n_after, params);
+#else
+    return cudaGraphAddNode(node, graph, after, n_after, params);
+#endif
+}
+
 // ------------------------------------------------------------- issuing the steps
 
 struct issuer {
@@ -329,10 +356,9 @@ mgpu_status capture(const issuer &is, cudaGraph_t graph, const cudaGraphNode_t *
             status = mgpu_cuda_fail(err, "loop_kernel", is.device, __FILE__, __LINE__);
     }
     if (status == MGPU_OK && leaves) {
-        cudaStreamCaptureStatus state;
         const cudaGraphNode_t *deps = NULL;
         size_t n = 0;
-        cudaError_t err = cudaStreamGetCaptureInfo(is.s, &state, NULL, NULL, &deps, NULL, &n);
+        cudaError_t err = capture_ends(is.s, &deps, &n);
         if (err != cudaSuccess)
             status = mgpu_cuda_fail(err, "cudaStreamGetCaptureInfo", is.device, __FILE__, __LINE__);
         else if (n > 16)
@@ -413,7 +439,7 @@ extern "C" mgpu_status looped_build(mgpu_stencil *st, const persistent_part *d, 
             params.conditional.handle = loop;
             params.conditional.type = cudaGraphCondTypeWhile;
             params.conditional.size = 1;
-            err = cudaGraphAddNode(&node, g->graph, leaves, NULL, n_leaves, &params);
+            err = add_node(&node, g->graph, leaves, n_leaves, &params);
         }
         if (err != cudaSuccess)
             status = mgpu_cuda_fail(err, "the loop's conditional node", is.device, __FILE__,
@@ -447,3 +473,36 @@ extern "C" mgpu_status looped_launch(looped_graph *g, mgpu_stream *stream)
     MGPU_CUDA(cudaGraphLaunch(g->exec, mgpu_stream_cuda(stream)), g->device);
     return MGPU_OK;
 }
+
+extern "C" int looped_supported(void)
+{
+    int driver = 0;
+    return cudaDriverGetVersion(&driver) == cudaSuccess && driver >= 12030;
+}
+
+#else // CUDA before 12.3: no graph form; persistent.c asks looped_supported first
+
+struct looped_graph {
+    int unused;
+};
+
+extern "C" int looped_supported(void) { return 0; }
+
+extern "C" mgpu_status looped_build(mgpu_stencil *st, const persistent_part *d, looped_graph **out)
+{
+    (void) st;
+    (void) d;
+    *out = NULL;
+    return mgpu_fail(MGPU_ERR_UNSUPPORTED, "--form=graph: needs CUDA 12.3 or newer to build");
+}
+
+extern "C" mgpu_status looped_launch(looped_graph *g, mgpu_stream *stream)
+{
+    (void) g;
+    (void) stream;
+    return mgpu_fail(MGPU_ERR_UNSUPPORTED, "--form=graph: needs CUDA 12.3 or newer to build");
+}
+
+extern "C" void looped_destroy(looped_graph *g) { (void) g; }
+
+#endif

@@ -430,6 +430,14 @@ static mgpu_status device_driven(void *ctx, mgpu_run *run)
 #ifdef MGPU_HAVE_CUDA
     MGPU_TRY(check_faults(run));
     MGPU_TRY(check_devices(run));
+    if (form_run == FORM_GRAPH && !looped_supported()) {
+        if (form != FORM_AUTO)
+            return mgpu_error_set(MGPU_ERR_USAGE,
+                                  "--form=graph: needs conditional graph nodes, which this "
+                                  "build or the CUDA driver lacks (CUDA 12.3 or newer for "
+                                  "both; accepted here: --form=resident)");
+        form_run = FORM_RESIDENT;
+    }
     if (run->record) {
         run->record->exchange = MGPU_EXCHANGE_DIRECT;
         run->record->time_block = time_block_of(run->opt, run->ndevices, form_run);

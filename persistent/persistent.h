@@ -128,6 +128,9 @@ typedef struct looped_graph looped_graph;
 mgpu_status looped_build(mgpu_stencil *stencil, const persistent_part *part, looped_graph **graph);
 mgpu_status looped_launch(looped_graph *graph, mgpu_stream *stream);
 void looped_destroy(looped_graph *graph);
+/* Whether the build and the driver have what the graph form needs (CUDA
+ * 12.3's conditional nodes). */
+int looped_supported(void);
 #endif
 
 #ifdef __cplusplus
