@@ -44,14 +44,16 @@ static const mgpu_extra_option extra[] = {
      "for the grid, devices and halo, doc/persistent.md)",
      form_names, 0, 2, 0, &form, NULL},
     {"protocol",
-     "how a device meets its neighbours each step, with one-row halos: overlap "
-     "(only the warps of the "
-     "edge rows wait for the neighbours' flags, the interior is computed meanwhile) "
-     "or barrier (compute all, grid barrier, flags, grid barrier)",
+     "how the resident kernel meets its neighbours each step, with one-row "
+     "halos: overlap (only the warps of the edge rows wait for the neighbours' "
+     "flags, the interior is computed meanwhile) or barrier (compute all, grid "
+     "barrier, flags, grid barrier); barrier makes --form=auto take the resident "
+     "kernel",
      protocol_names, 0, 1, 0, &protocol, NULL},
     {"blocks-per-sm",
-     "persistent blocks per multiprocessor, of 1024 threads (256 with --halo "
-     "above 1; fewer where they do not fit)",
+     "the resident kernel's blocks per multiprocessor, of 1024 threads (256 with "
+     "--halo above 1; fewer where they do not fit); above 1 makes --form=auto "
+     "take the resident kernel",
      NULL, 1, 32, 0, &blocks_per_sm, NULL},
     {"wait-limit", "seconds a kernel waits for a neighbour before it stops the run", NULL, 1, 3600,
      0, &wait_limit_s, NULL},
