@@ -205,10 +205,11 @@ inline bool step_shape_of(long long nx, long long rows, int vec, long long wave,
 }
 
 // One block of the launch: strip STRIP_INDEX (blockIdx.y, or another order of the strips)
-// of the rows [r0, r1), STRIP rows each, the columns of blockIdx.x.  RAGGED: nx is not a multiple of VEC, so a row's last group is
-// partial and its loads go cell by cell.  Otherwise every load is one unconditional wide
-// load, which the compiler schedules more freely (2-3% faster, measured on H100): threads
-// past the row's end load the row's last group instead and store nothing.
+// of the rows [r0, r1), STRIP rows each, the columns of blockIdx.x.  RAGGED: nx is not a
+// multiple of VEC, so a row's last group is partial and its loads go cell by cell.  Otherwise
+// every load is one unconditional wide load, which the compiler schedules more freely (2-3%
+// faster, measured on H100): threads past the row's end load the row's last group instead
+// and store nothing.
 template <mgpu_kernel K, int VEC, bool RAGGED>
 __device__ __forceinline__ void
 step_block(const float *__restrict__ in, float *__restrict__ out, long long nx, long long pitch,

@@ -23,6 +23,9 @@
 // t%2, which N's step t-1 stored; write after read, P's step t stores into N's halo of
 // buffer (t+1)%2, which N's step t-1 read.  Both are over when N's word reaches t.  The step
 // number comes from the loop's count of iterations, which the body's last node advances.
+// The halo row is read with the one-step kernel's plain loads, though N wrote it while this
+// kernel may run: no block of the kernel touches those lines before its strip's acquire of
+// N's word (the strip reads them only after it), so no stale copy can be in L1.
 // Before step 0 an exchange node (below) fills the halos that the reset poisoned.
 //
 // Deep halos (--halo=K).  The passes are the library's (mgpu_stencil_compute, captured).  An
@@ -415,7 +418,8 @@ extern "C" mgpu_status looped_build(mgpu_stencil *st, const persistent_part *d, 
     if (err == cudaSuccess)
         err = cudaGraphCreate(&g->graph, 0);
     if (err != cudaSuccess)
-        status = mgpu_cuda_fail(err, "cudaGraphCreate", is.device, __FILE__, __LINE__);
+        status = mgpu_cuda_fail(err, "the graph's device and cudaGraphCreate", is.device, __FILE__,
+                                __LINE__);
     // Enough blocks to keep a link busy with a block's rows, no more than two a multiprocessor.
     const long long quads = 2 * static_cast<long long>(mgpu_stencil_block_bytes(st)) / 16;
     const long long blocks = (quads + 255) / 256;

@@ -1,16 +1,18 @@
 /* persistent.c - mgpu-persistent: the device-driven floor.
  *
- * The host launches once per run and then only waits: on every device one
- * persistent kernel (cooperative launch, every block resident) runs every
- * step of its slab, writes its edge rows into the neighbours' halo rows
- * through peer pointers, and meets the neighbours' kernels through flags in
- * device memory, with a grid-wide barrier between steps; with --halo=K each
- * kernel instead copies its neighbours' K edge rows every K steps and runs
- * the library's passes of up to T steps between (deep-cuda.cu).  No launch, no
- * event and no host decision sits between two steps, so what a step costs
- * here is what the devices and the link cost: the floor that the host-driven
- * strategies are measured against.  The protocol and its hazards are in
- * persistent-cuda.cu, deep-cuda.cu and doc/persistent.md.
+ * The host launches once per run and then only waits: every device steps
+ * its slab, writes its edge rows into the neighbours' halo rows through peer
+ * pointers (or, with --halo=K, copies its neighbours' K edge rows every K
+ * steps and runs the library's passes of up to T steps between), and meets
+ * the neighbours through flags in device memory.  No host launch, event or
+ * host decision sits between two steps, so what a step costs here is what
+ * the devices and the link cost: the floor that the host-driven strategies
+ * are measured against.  Two forms (--form, doc/persistent.md "Forms"): one
+ * persistent kernel a device (cooperative launch, every block resident, a
+ * grid-wide barrier between steps; persistent-cuda.cu, deep-cuda.cu), or a
+ * CUDA graph a device whose conditional loop launches the library's own
+ * kernels (looped-cuda.cu).  The protocols and their hazards are in those
+ * files and doc/persistent.md.
  *
  * The host backend cannot run it: its "devices" run one kernel to its end
  * before the next starts, so two kernels that wait for each other would
@@ -72,8 +74,9 @@ static const char *const environment[] = {
 static const mgpu_program program = {
     .name = "mgpu-persistent",
     .strategy = "device-driven",
-    .summary = "the host launches once; persistent kernels, one per device, step and exchange "
-               "halos on their own (peer pointers, flags in device memory, grid barriers)",
+    .summary = "the host launches once; each device steps and exchanges halos on its own (peer "
+               "pointers, flags in device memory), from a CUDA graph's device-side loop or one "
+               "persistent kernel",
     .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT),
     .extra = extra,
     .deep_halo = 1,
@@ -88,6 +91,33 @@ static mgpu_status needs_cuda(void)
                           "(%s), whose devices run one kernel to its end at a "
                           "time, so kernels that wait for each other never end",
                           mgpu_backend_name(backend), mgpu_backend_reason());
+}
+
+/* --form, auto resolved into *FORM_RUN: the faster form where it was
+ * measured (doc/persistent.md, "Forms"), or the resident one where an option
+ * of its own asks for what the graph form does not do. */
+static mgpu_status form_of(const mgpu_run *run, int *form_run)
+{
+    int resident_asked = protocol != PROTOCOL_OVERLAP || blocks_per_sm != 1;
+    if (form == FORM_AUTO) {
+        /* Measured on 2 H200s (BENCHMARKS.md section 26): the graph form is
+         * as fast as or faster than the resident kernel everywhere but one
+         * device with one-row halos at 2048² (7.7 us a step resident, 9.0 as
+         * graph), between 1024² and 4096², where the graph form won; the
+         * bounds are the geometric middles, 2 and 8 Mi cells. */
+        const double cells = (double) run->opt->nx * (double) run->opt->ny;
+        const int resident_faster = run->ndevices == 1 && run->opt->halo == 1 &&
+                                    cells > 2.0 * 1048576 && cells <= 8.0 * 1048576;
+        *form_run = resident_asked || resident_faster ? FORM_RESIDENT : FORM_GRAPH;
+        return MGPU_OK;
+    }
+    *form_run = (int) form - 1;
+    if (*form_run == FORM_GRAPH && resident_asked)
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--protocol and --blocks-per-sm shape the resident kernel: "
+                              "--form=graph runs the library's launched kernels (accepted "
+                              "with them: --form=resident or auto)");
+    return MGPU_OK;
 }
 
 #ifdef MGPU_HAVE_CUDA
@@ -116,33 +146,6 @@ static mgpu_status check_faults(const mgpu_run *run)
     for (long long step = 0; step < run->opt->steps; step++)
         for (int p = 0; p < run->ndevices; p++)
             MGPU_TRY(mgpu_fault_check(p, step));
-    return MGPU_OK;
-}
-
-/* --form, auto resolved into *FORM_RUN: the faster form where it was
- * measured (doc/persistent.md, "Forms"), or the resident one where an option
- * of its own asks for what the graph form does not do. */
-static mgpu_status form_of(const mgpu_run *run, int *form_run)
-{
-    int resident_asked = protocol != PROTOCOL_OVERLAP || blocks_per_sm != 1;
-    if (form == FORM_AUTO) {
-        /* Measured on 2 H200s (BENCHMARKS.md section 26): the graph form is
-         * as fast as or faster than the resident kernel everywhere but one
-         * device with one-row halos at 2048² (7.8 us a step resident, 9.0 as
-         * graph), between 1024² and 4096², where the graph form won; the
-         * bounds are the geometric middles, 2 and 8 Mi cells. */
-        const double cells = (double) run->opt->nx * (double) run->opt->ny;
-        const int resident_faster = run->ndevices == 1 && run->opt->halo == 1 &&
-                                    cells > 2.0 * 1048576 && cells <= 8.0 * 1048576;
-        *form_run = resident_asked || resident_faster ? FORM_RESIDENT : FORM_GRAPH;
-        return MGPU_OK;
-    }
-    *form_run = (int) form - 1;
-    if (*form_run == FORM_GRAPH && resident_asked)
-        return mgpu_error_set(MGPU_ERR_USAGE,
-                              "--protocol and --blocks-per-sm shape the resident kernel: "
-                              "--form=graph runs the library's launched kernels (accepted "
-                              "with them: --form=resident or auto)");
     return MGPU_OK;
 }
 

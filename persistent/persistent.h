@@ -27,8 +27,9 @@ enum { PERSISTENT_BLOCK_THREADS = 1024, PERSISTENT_DEEP_THREADS = 256 };
 /* In each part's device memory, zeroed before every run.  The two flags are
  * written by the neighbours through peer pointers, each on a 128-byte line of
  * its own.  A flag's value is the count of exchange phases that neighbour
- * has finished: phase 0 fills the halos of buffer 0 before step 0, phase
- * t+1 is step t. */
+ * has finished: in the resident one-row kernel phase 0 fills the halos of
+ * buffer 0 before step 0 and phase t+1 is step t; in the graph form, the
+ * steps (one-row halos) or cycles (deep) it has ended (looped-cuda.cu). */
 typedef struct persistent_flags {
     unsigned long long from_above; /* the part above: my top halo is written */
     unsigned long long pad0[15];
@@ -45,9 +46,10 @@ typedef struct persistent_flags {
     unsigned long long pad3[15];
     unsigned long long pulled_by_below;
     unsigned long long pad4[15];
-    /* --form=graph (looped-cuda.cu), this part's own: the exchanges begun
-     * (so the cycles ended before the one under way), the blocks of the
-     * exchange under way that have ended, the loop's iterations, and ... */
+    /* --form=graph (looped-cuda.cu), this part's own: the exchanges ended
+     * (the last block of each advances it, so the next reads the cycle it
+     * is for), the blocks of the exchange under way that have ended, the
+     * loop's iterations ended, and: */
     unsigned long long cycle;
     unsigned long long arrivals;
     unsigned long long loops;
