@@ -260,12 +260,7 @@ static mgpu_status ipc_reach(void)
 static mgpu_status ipc_usable(const mgpu_options *opt)
 {
     (void) opt;
-    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
-        return mgpu_error_set(MGPU_ERR_USAGE,
-                              "--exchange=ipc needs the cuda backend: a host "
-                              "device's memory is private to its rank (the %s "
-                              "backend supports: staged, mpi)",
-                              mgpu_backend_name(mgpu_backend_active()));
+    /* Across nodes first: there no backend could join the ranks. */
     if (job.hosts > 1) {
         char nodes[MGPU_MAX_DEVICES * 8];
         ranks_nodes_text(nodes, sizeof nodes);
@@ -275,6 +270,12 @@ static mgpu_status ipc_usable(const mgpu_options *opt)
                               "accepted across nodes: staged, mpi)",
                               job.hosts, nodes);
     }
+    if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--exchange=ipc needs the cuda backend: a host "
+                              "device's memory is private to its rank (the %s "
+                              "backend supports: staged, mpi)",
+                              mgpu_backend_name(mgpu_backend_active()));
     if (ranks_overlap)
         return mgpu_error_set(MGPU_ERR_USAGE, "--overlap: on overlaps the halo messages with the "
                                               "rows that read no halo, and --exchange=ipc sends "
