@@ -22,12 +22,18 @@ steps_for() {
     esac
 }
 
-run() { # LABEL PROGRAM ARGS...
+# LABEL PROGRAM ARGS...: the run's record into $records, labelled; a run that
+# failed is counted and named in floor-err.txt (its record, if any, dropped).
+failed=0
+run() {
     label=$1
     shift
-    "$@" --format=json 2>>"$out/floor-err.txt" |
-        sed "s/^{/{\"floor_label\": \"$label\", /" >>"$records" ||
+    if "$@" --format=json >"$out/floor-run.json" 2>>"$out/floor-err.txt"; then
+        sed "s/^{/{\"floor_label\": \"$label\", /" "$out/floor-run.json" >>"$records"
+    else
+        failed=$((failed + 1))
         echo "FAILED: $*" >>"$out/floor-err.txt"
+    fi
 }
 
 for n in $sizes; do
@@ -58,6 +64,7 @@ done
 
 # The table: per grid and device count, each run's us a step, and the
 # persistent forms against the fastest host-driven run of the same depth.
+rm -f "$out/floor-run.json"
 python3 - "$records" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -79,3 +86,7 @@ for (n, d), runs in sorted(cases.items()):
         extra = r.get("form", "")
         print(f"  {lab:28s} {us:10.2f}  x{ratio:5.3f} {extra}")
 EOF
+if [ "$failed" -gt 0 ]; then
+    echo "floor.sh: $failed run(s) failed, left out of the table ($out/floor-err.txt)" >&2
+    exit 1
+fi
