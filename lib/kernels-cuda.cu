@@ -60,25 +60,11 @@ __global__ void __launch_bounds__(stencil_block_max)
 
 // ------------------------------------------------------------- the row copy
 
-// DST[i] = SRC[i] for i < n, with a grid-stride loop; VEC = 4 when both are 16-byte
-// aligned.  Either side may be a peer's memory or mapped host memory, where every
-// access crosses a link: a grid-stride loop keeps many accesses in flight.
+// DST[i] = SRC[i] for i < n (stencil-warp.cuh's copy_floats).
 template <int VEC>
 __global__ void copy_row_kernel(float *__restrict__ dst, const float *__restrict__ src, long long n)
 {
-    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if constexpr (VEC == 4) {
-        const long long n4 = n / 4;
-        for (long long k = i; k < n4; k += stride)
-            reinterpret_cast<float4 *>(dst)[k] = reinterpret_cast<const float4 *>(src)[k];
-        const long long tail = n4 * 4 + i; // the last n % 4 floats, one per thread
-        if (tail < n)
-            dst[tail] = src[tail];
-    } else {
-        for (; i < n; i += stride)
-            dst[i] = src[i];
-    }
+    copy_floats<VEC>(dst, src, n);
 }
 
 // ------------------------------------------------------------- launch shapes
@@ -122,11 +108,7 @@ template <mgpu_kernel K>
 cudaError_t launch_stencil_kernel(const float *in, float *out, long long nx, size_t pitch,
                                   long long r0, long long r1, edge_rows edges, cudaStream_t s)
 {
-    // float4 columns need 16-byte aligned rows: aligned bases and a pitch of a
-    // multiple of 4 floats (the library's buffers use multiples of 32).
-    const auto aligned = [](const float *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    const bool wide = aligned(in) && aligned(out) && aligned(edges.first_to) &&
-                      aligned(edges.last_to) && pitch % 4 == 0;
+    const bool wide = rows_take_float4(in, out, edges, static_cast<long long>(pitch));
     if (wide)
         return launch_stencil<K, 4>(in, out, nx, pitch, r0, r1, edges, s);
     return launch_stencil<K, 1>(in, out, nx, pitch, r0, r1, edges, s);

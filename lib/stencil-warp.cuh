@@ -6,6 +6,8 @@
 #ifndef MGPU_STENCIL_WARP_CUH
 #define MGPU_STENCIL_WARP_CUH
 
+#include <stdint.h>
+
 #include "stencil-cell.cuh"
 
 namespace {
@@ -204,6 +206,15 @@ inline bool step_shape_of(long long nx, long long rows, int vec, long long wave,
     return true;
 }
 
+// Whether a launch over IN and OUT (and EDGES) takes float4 columns: 16-byte aligned bases
+// (NULL is) and a pitch of a multiple of 4 floats (the library's buffers use multiples of 32).
+inline bool rows_take_float4(const float *in, const float *out, edge_rows edges, long long pitch)
+{
+    const auto aligned = [](const float *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    return aligned(in) && aligned(out) && aligned(edges.first_to) && aligned(edges.last_to) &&
+           pitch % 4 == 0;
+}
+
 // One block of the launch: strip STRIP_INDEX (blockIdx.y, or another order of the strips)
 // of the rows [r0, r1), STRIP rows each, the columns of blockIdx.x.  RAGGED: nx is not a
 // multiple of VEC, so a row's last group is partial and its loads go cell by cell.  Otherwise
@@ -230,6 +241,33 @@ step_block(const float *__restrict__ in, float *__restrict__ out, long long nx, 
     else
         walk_strip<K, VEC, false>(in, out, nx, pitch, j0, j1, r0, r1, edges, col, load_col, lane,
                                   whole, store_whole);
+}
+
+// ------------------------------------------------------------- the row copy
+
+// DST[i] = SRC[i] for i < N across the grid's threads, a grid-stride loop; VEC = 4 when both
+// are 16-byte aligned, the last N % 4 floats then one each by the grid's first threads.
+// Either side may be a peer's memory or mapped host memory, where every access crosses a
+// link: the loop keeps many accesses in flight, and the loads skip L1 (a peer may have
+// written the lines since this kernel began: mgpu-persistent's graph form copies after a
+// wait).
+template <int VEC>
+__device__ __forceinline__ void copy_floats(float *__restrict__ dst, const float *__restrict__ src,
+                                            long long n)
+{
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if constexpr (VEC == 4) {
+        const long long n4 = n / 4;
+        for (long long k = i; k < n4; k += stride)
+            reinterpret_cast<float4 *>(dst)[k] = __ldcg(reinterpret_cast<const float4 *>(src) + k);
+        const long long tail = n4 * 4 + i;
+        if (tail < n)
+            dst[tail] = __ldcg(src + tail);
+    } else {
+        for (; i < n; i += stride)
+            dst[i] = __ldcg(src + i);
+    }
 }
 
 } // namespace

@@ -130,6 +130,7 @@ typedef struct state {
     persistent_signal *signal_dev;             /* and the devices' */
     persistent_part parts[MGPU_MAX_DEVICES];
     int form;                               /* enum persistent_form */
+    int time_block;                         /* steps a pass (time_block_of) */
     looped_graph *graphs[MGPU_MAX_DEVICES]; /* FORM_GRAPH: each part's run */
     int slow_part;                          /* MGPU_INJECT_DELAY's device, or -1 */
     long long slow_us;                      /* and how long it sleeps at each wait */
@@ -143,10 +144,7 @@ static mgpu_status check_faults(const mgpu_run *run)
 {
     if (!getenv("MGPU_INJECT_FAULT"))
         return MGPU_OK;
-    for (long long step = 0; step < run->opt->steps; step++)
-        for (int p = 0; p < run->ndevices; p++)
-            MGPU_TRY(mgpu_fault_check(p, step));
-    return MGPU_OK;
+    return mgpu_fault_check_steps(run->ndevices, 0, run->opt->steps);
 }
 
 /* The steps a pass runs: --time-block's, or where it is auto, the resident
@@ -216,7 +214,7 @@ static void describe(state *s, const mgpu_run *run, int part)
         .signal = s->signal_dev,
         .wait_limit_ns = wait_limit_s * 1000000000LL,
         .halo = run->opt->halo,
-        .time_block = time_block_of(run->opt, run->ndevices, s->form),
+        .time_block = s->time_block,
     };
     /* A part that waits for no other part has no one to be late for. */
     if (part == s->slow_part && (d->wait_above || d->wait_below))
@@ -246,19 +244,20 @@ static void describe(state *s, const mgpu_run *run, int part)
 }
 
 /* SLOW_PART and SLOW_US: MGPU_INJECT_DELAY's (-1, 0: none). */
-static mgpu_status state_create(state *s, const mgpu_run *run, int form_run, int slow_part,
-                                long long slow_us)
+static mgpu_status state_create(state *s, const mgpu_run *run, int form_run, int time_block,
+                                int slow_part, long long slow_us)
 {
     const mgpu_options *opt = run->opt;
     memset(s, 0, sizeof *s);
     s->form = form_run;
+    s->time_block = time_block;
     s->slow_part = slow_part;
     s->slow_us = slow_us;
     /* direct: the stencil domain enables peer access between neighbours, so
      * that the kernels may use each other's pointers. */
     mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);
     desc.exchange = MGPU_EXCHANGE_DIRECT;
-    desc.time_block = time_block_of(opt, run->ndevices, form_run);
+    desc.time_block = time_block;
     MGPU_TRY(mgpu_stencil_create(&s->st, &desc));
     s->nparts = run->ndevices;
     for (int p = 0; p < s->nparts; p++) {
@@ -443,12 +442,13 @@ static mgpu_status device_driven(void *ctx, mgpu_run *run)
                                   "both; accepted here: --form=resident)");
         form_run = FORM_RESIDENT;
     }
+    const int time_block = time_block_of(run->opt, run->ndevices, form_run);
     if (run->record) {
         run->record->exchange = MGPU_EXCHANGE_DIRECT;
-        run->record->time_block = time_block_of(run->opt, run->ndevices, form_run);
+        run->record->time_block = time_block;
     }
     state s;
-    mgpu_status status = state_create(&s, run, form_run, slow_part, slow_us);
+    mgpu_status status = state_create(&s, run, form_run, time_block, slow_part, slow_us);
     if (status == MGPU_OK)
         status = timed_runs(&s, run);
     state_destroy(&s);
