@@ -100,14 +100,14 @@ static mgpu_status form_of(const mgpu_run *run, int *form_run)
 {
     int resident_asked = protocol != PROTOCOL_OVERLAP || blocks_per_sm != 1;
     if (form == FORM_AUTO) {
-        /* Measured on 2 H200s (BENCHMARKS.md section 26): the graph form is
-         * as fast as or faster than the resident kernel everywhere but one
-         * device with one-row halos at 2048² (7.7 us a step resident, 9.0 as
-         * graph), between 1024² and 4096², where the graph form won; the
-         * bounds are the geometric middles, 2 and 8 Mi cells. */
-        const double cells = (double) run->opt->nx * (double) run->opt->ny;
-        const int resident_faster = run->ndevices == 1 && run->opt->halo == 1 &&
-                                    cells > 2.0 * 1048576 && cells <= 8.0 * 1048576;
+        /* Measured on 2 and 4 H200s (BENCHMARKS.md sections 26 and 27): the
+         * graph form is as fast as or faster than the resident kernel
+         * everywhere but one-row halos on parts of 4 Mi cells (2048² on one
+         * device, 4096² on four), which fit in L2 with both buffers; parts
+         * of 2 Mi and 8 Mi cells went to the graph form or tied. */
+        const double part_cells = (double) run->opt->nx * (double) run->opt->ny / run->ndevices;
+        const int resident_faster = run->opt->halo == 1 && part_cells > 2.0 * 1048576 &&
+                                    part_cells < 8.0 * 1048576;
         *form_run = resident_asked || resident_faster ? FORM_RESIDENT : FORM_GRAPH;
         return MGPU_OK;
     }
