@@ -36,7 +36,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABL
 # rank 0 and take GPU 0.
 rank_gpu='CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_RANK exec "$0" "$@"'
 forward="-x NCCL_P2P_DISABLE -x NCCL_SHM_DISABLE -x NCCL_IB_DISABLE -x NCCL_NVLS_ENABLE \
--x NCCL_DEBUG -x NCCL_SOCKET_IFNAME"
+-x NCCL_DEBUG -x NCCL_DEBUG_FILE -x NCCL_SOCKET_IFNAME"
 
 if [ "${WHERE:-}" = one-host ]; then
     where=one-host
@@ -56,6 +56,9 @@ log "$(cat "$out/how.txt")"
 # sockets on lo) or one-host (one host, NCCL and MPI as they choose).
 run() {
     name=$1 place=$2 exchange=$3 n=$4
+    # NCCL writes its INFO lines to stdout, where the record goes: to a file a
+    # rank instead (%h host, %p process).
+    export NCCL_DEBUG_FILE="$out/$name.nccl.%h.%p"
     args="--backend=$backend --nx=$n --ny=$n --steps=$steps --repeat=3 --baseline \
 --exchange=$exchange --format=json"
     case $place in
@@ -79,8 +82,8 @@ run() {
     for key in exchange verified max_error hosts node_ranks us_per_step exchange_share efficiency; do
         fields="$fields $key=$(sed -n "s/.*\"$key\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" "$out/$name.json")"
     done
-    transport=$(grep -o 'via NET/[A-Za-z]*\|via P2P[^ ]*\|via SHM[^ ]*' "$out/$name.err" | sort -u |
-        tr '\n' ' ')
+    transport=$(cat "$out/$name".nccl.* "$out/$name.err" 2>/dev/null |
+        grep -o 'via NET/[A-Za-z]*\|via P2P[^ ]*\|via SHM[^ ]*' | sort -u | tr '\n' ' ')
     log "$name: exit $code$fields${transport:+ nccl: $transport}"
 }
 
