@@ -271,6 +271,35 @@ typedef enum mgpu_copy_path { MGPU_PATH_PEER, MGPU_PATH_STAGED } mgpu_copy_path;
 mgpu_status mgpu_copy_device_to_device(void *dst, int dst_device, const void *src, int src_device,
                                        size_t bytes, void *staging, mgpu_copy_path *path);
 
+/* The staged copy in chunks (lib/staged-copy.c): BYTES from the source
+ * device's memory through BUFFERS pinned host buffers of CHUNK bytes into
+ * the destination's, a chunk's host-to-device copy overlapping the next
+ * one's device-to-host copy, so that a large copy takes about the time of
+ * the slower direction instead of the sum of both.  A copy of one chunk or
+ * less is mgpu_copy_staged's two copies; the gain starts at two chunks. */
+#define MGPU_STAGED_CHUNK ((size_t) 4 << 20) /* the default chunk */
+#define MGPU_STAGED_CHUNK_MAX ((size_t) 1 << 30)
+#define MGPU_STAGED_BUFFERS 3 /* the default number of buffers */
+#define MGPU_STAGED_BUFFERS_MAX 8
+typedef struct mgpu_staged_copy mgpu_staged_copy;
+/* The pinned buffers and events of staged copies from SRC_DEVICE to
+ * DST_DEVICE: CHUNK bytes (0: MGPU_STAGED_CHUNK; at most
+ * MGPU_STAGED_CHUNK_MAX) times BUFFERS (0: MGPU_STAGED_BUFFERS; 2 to
+ * MGPU_STAGED_BUFFERS_MAX), else MGPU_ERR_USAGE. */
+mgpu_status mgpu_staged_copy_create(int src_device, int dst_device, size_t chunk, int buffers,
+                                    mgpu_staged_copy **copy);
+void mgpu_staged_copy_destroy(mgpu_staged_copy *copy);
+/* Queue the copy of BYTES from SRC to DST: the device-to-host copies on
+ * FROM (a stream of the source device), the host-to-device copies on TO (a
+ * stream of the destination), ordered by events, never by the host, which
+ * this call does not wait for.  Work queued on TO afterwards sees DST
+ * written; work queued on FROM afterwards runs once the last chunk has left
+ * SRC (and may wait for TO, whose deliveries free the buffers).  Copies
+ * through one COPY may be queued back to back.  Streams that are NULL or
+ * of other devices: MGPU_ERR_USAGE.  The host backend copies at once. */
+mgpu_status mgpu_staged_copy_async(mgpu_staged_copy *copy, void *dst, const void *src, size_t bytes,
+                                   mgpu_stream *from, mgpu_stream *to);
+
 /* ----------------------------------------------------------------- kernels */
 
 #define MGPU_KERNEL_MAP(X)                                                \
