@@ -364,6 +364,7 @@ static void machine_of(const mgpu_record *record, mgpu_machine *m)
     }
 }
 
+/* The machine and build fields; the binding where there is a record R. */
 static void add_machine_fields(field_list *list, const mgpu_machine *m, const mgpu_record *r)
 {
     /* In mgpu_record_machine_fields' order. */
@@ -375,7 +376,8 @@ static void add_machine_fields(field_list *list, const mgpu_machine *m, const mg
     add_text(list, "mgpu_version", MGPU_VERSION);
     add_text(list, "hostname", m->hostname[0] ? m->hostname : NULL);
     add_text(list, "timestamp", m->timestamp[0] ? m->timestamp : NULL);
-    add_text(list, "binding", r->binding);
+    if (r)
+        add_text(list, "binding", r->binding);
     add_field(list, (field){.key = "gpu_list", .kind = FIELD_GPUS, .machine = m});
     add_text(list, "nvidia_driver", m->nvidia_driver[0] ? m->nvidia_driver : NULL);
     for (const mgpu_build_field *b = mgpu_build; b->key; b++)
@@ -740,6 +742,21 @@ static int print_csv(const field_list *list, int header, FILE *out)
     }
     fputc('\n', out);
     return 0;
+}
+
+mgpu_status mgpu_provenance_csv(const mgpu_machine *m, int header, FILE *out)
+{
+    field_list list = {.count = 0};
+
+    add_machine_fields(&list, m, NULL);
+    for (int i = 0; i < list.count; i++) {
+        fputc(',', out);
+        if (header)
+            mgpu_csv_text(list.item[i].key, out);
+        else if (print_value(&list.item[i], &csv_style, out) != 0)
+            return mgpu_fail(MGPU_ERR_NOMEM, "the provenance: out of host memory");
+    }
+    return MGPU_OK;
 }
 
 mgpu_status mgpu_record_print(const mgpu_record *record, mgpu_format format, int header, FILE *out)

@@ -263,6 +263,10 @@ void mgpu_machine_find(mgpu_backend backend, int devices, long long started, mgp
  * only. */
 struct json_t;
 struct json_t *mgpu_provenance_json(const mgpu_machine *m);
+/* The same fields as CSV cells, each after a comma: their names (HEADER)
+ * or their values as the record's CSV writes them (gpu_list as one cell
+ * of JSON text), for a program that writes a CSV of its own (mgpu-p2p). */
+mgpu_status mgpu_provenance_csv(const mgpu_machine *m, int header, FILE *out);
 
 /* What this build of mgpu is, in every record after the machine
  * (doc/record.md): the revision it was built from (mgpu_revision) and what
