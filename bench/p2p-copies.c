@@ -1,10 +1,12 @@
 /* p2p-copies.c - what mgpu-p2p measures: the links between devices, copy
  * bandwidth between every pair (peer, a kernel through a peer pointer, and
- * staged through pinned host memory; one direction and both), the halo
- * exchange of book table 11.1 (cudaMemcpyPeer against cudaMemcpyPeerAsync),
- * small-copy latency, host-device bandwidth, each device's own copy
- * bandwidth, and a size sweep.  Each measurement is a job (p2p-sample.c
- * times and verifies it); each result is a cell of a figure. */
+ * staged through pinned host memory in chunks, lib/staged-copy.c; one
+ * direction and both), the halo exchange of book table 11.1
+ * (cudaMemcpyPeer against cudaMemcpyPeerAsync), small-copy latency,
+ * host-device bandwidth, each device's own copy bandwidth, and the size
+ * sweep, as nccl-tests prints one (time, algbw and, for all pairs at once,
+ * busbw).  Each measurement is a job (p2p-sample.c times and verifies it);
+ * each result is a cell of a figure. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -19,7 +21,7 @@
 enum path {
     PATH_PEER,   /* cudaMemcpyPeerAsync on the source's stream */
     PATH_DIRECT, /* a kernel on the source writes through a peer pointer */
-    PATH_STAGED, /* device -> pinned host -> device, two queued copies */
+    PATH_STAGED, /* device -> pinned host -> device in chunks (mgpu_staged_copy) */
     PATH_H2D_PINNED,
     PATH_D2H_PINNED,
     PATH_H2D_PAGEABLE, /* synchronous: the driver stages through its own buffer */
@@ -34,6 +36,9 @@ enum path {
 #define SWEEP_BATCH 64
 
 #define RULE_ONE_WAY "GB/s = bytes copied / time (1 GB = 10^9 bytes), one direction"
+#define STAGING_RULE                                                                        \
+    "staged in chunks of %zu bytes through %d pinned buffers, each chunk's host-to-device " \
+    "copy overlapping the next one's device-to-host copy"
 #define RULE_BOTH_WAYS                                                                   \
     "GB/s = 2 x bytes / time: the bytes of both directions together, the two copies at " \
     "the same time"
@@ -58,33 +63,33 @@ const char *const p2p_test_measures[] = {
 /* ------------------------------------------------------ queueing copies */
 
 /* COUNT copies of BYTES from A's source to B's destination by PATH, copy k
- * from and to offset k * BYTES.  Chained staged copies each wait for the
- * previous one to arrive, so that their time is a latency. */
-static mgpu_status pair_copies(p2p_ctx *ctx, int path, int a, int b, size_t bytes, int count,
-                               int chained)
+ * from offset k * BYTES and to offset BASE + k * BYTES.  Chained staged
+ * copies each wait for the previous one to arrive, so that their time is a
+ * latency. */
+static mgpu_status pair_copies(p2p_ctx *ctx, const p2p_job *job, int a, int b, size_t base)
 {
     p2p_device *da = &ctx->dev[a], *db = &ctx->dev[b];
     mgpu_stream *send = da->stream[LANE_SEND];
-    if (path == PATH_DIRECT)
+    size_t bytes = job->bytes;
+    if (job->path == PATH_DIRECT)
         MGPU_TRY(mgpu_device_set(a)); /* the kernel runs on the source */
-    for (int k = 0; k < count; k++) {
+    for (int k = 0; k < job->count; k++) {
         size_t off = (size_t) k * bytes;
-        switch (path) {
+        void *dst = at(db->dst, base + off);
+        switch (job->path) {
         case PATH_PEER:
-            MGPU_TRY(mgpu_copy_peer_async(at(db->dst, off), b, at(da->src, off), a, bytes, send));
+            MGPU_TRY(mgpu_copy_peer_async(dst, b, at(da->src, off), a, bytes, send));
             break;
         case PATH_DIRECT:
-            MGPU_TRY(mgpu_copy_row_kernel((float *) at(db->dst, off),
-                                          (const float *) at(da->src, off),
+            MGPU_TRY(mgpu_copy_row_kernel((float *) dst, (const float *) at(da->src, off),
                                           (long long) (bytes / sizeof(float)), send));
             break;
         case PATH_STAGED:
-            if (chained && k > 0)
+            if (job->chained && k > 0)
                 MGPU_TRY(mgpu_stream_wait_event(send, db->back));
-            MGPU_TRY(mgpu_copy_staged_async(at(db->dst, off), b, at(da->src, off), a, bytes,
-                                            at(da->stage, off), send, db->stream[LANE_RECV],
-                                            da->staged));
-            if (chained)
+            MGPU_TRY(mgpu_staged_copy_async(ctx->staging[a][b], dst, at(da->src, off), bytes, send,
+                                            db->stream[LANE_RECV]));
+            if (job->chained)
                 MGPU_TRY(mgpu_event_record(db->back, db->stream[LANE_RECV]));
             break;
         }
@@ -94,9 +99,25 @@ static mgpu_status pair_copies(p2p_ctx *ctx, int path, int a, int b, size_t byte
 
 static mgpu_status issue_pair(p2p_ctx *ctx, const p2p_job *job)
 {
-    MGPU_TRY(pair_copies(ctx, job->path, job->a, job->b, job->bytes, job->count, job->chained));
+    MGPU_TRY(pair_copies(ctx, job, job->a, job->b, 0));
     if (job->both)
-        MGPU_TRY(pair_copies(ctx, job->path, job->b, job->a, job->bytes, job->count, job->chained));
+        MGPU_TRY(pair_copies(ctx, job, job->b, job->a, 0));
+    return MGPU_OK;
+}
+
+/* All pairs at once: device b receives from device a into its slot of the
+ * other devices' (a's rank among them), each slot COUNT copies long. */
+static size_t all_slot(const p2p_job *job, int a, int b)
+{
+    return (size_t) (a < b ? a : a - 1) * job->bytes * (size_t) job->count;
+}
+
+static mgpu_status issue_all(p2p_ctx *ctx, const p2p_job *job)
+{
+    for (int a = 0; a < ctx->n; a++)
+        for (int b = 0; b < ctx->n; b++)
+            if (a != b)
+                MGPU_TRY(pair_copies(ctx, job, a, b, all_slot(job, a, b)));
     return MGPU_OK;
 }
 
@@ -239,17 +260,17 @@ static mgpu_status issue_halo(p2p_ctx *ctx, const p2p_job *job)
 
 /* ---------------------------------------------------------- making jobs */
 
-static p2p_job new_job(const char *what, int path, int a, int b, size_t bytes, int count)
+/* Jobs are made in place: all pairs at once give one a region for each
+ * pair, too much to pass around by value. */
+static void new_job(p2p_job *job, const char *what, int path, int a, int b, size_t bytes, int count)
 {
-    p2p_job job;
-    memset(&job, 0, sizeof job);
-    snprintf(job.what, sizeof job.what, "%s", what);
-    job.path = path;
-    job.a = a;
-    job.b = b;
-    job.bytes = bytes;
-    job.count = count;
-    return job;
+    memset(job, 0, sizeof *job);
+    snprintf(job->what, sizeof job->what, "%s", what);
+    job->path = path;
+    job->a = a;
+    job->b = b;
+    job->bytes = bytes;
+    job->count = count;
 }
 
 static const char *const path_names[] = {
@@ -267,25 +288,47 @@ static const char *const path_names[] = {
 
 /* A job of COUNT copies of BYTES from device A to device B by PATH (and
  * back, when BOTH), with its lanes and the regions it writes. */
-static p2p_job pair_job(p2p_ctx *ctx, int path, int a, int b, int both, size_t bytes, int count)
+static void pair_job(p2p_ctx *ctx, p2p_job *job, int path, int a, int b, int both, size_t bytes,
+                     int count)
 {
     char what[96];
     snprintf(what, sizeof what, "%s %d %s %d, %d x %zu bytes", path_names[path], a,
              both ? "<->" : "->", b, count, bytes);
-    p2p_job job = new_job(what, path, a, b, bytes, count);
-    job.issue = issue_pair;
-    job.both = both;
-    p2p_job_lane(&job, a, LANE_SEND);
+    new_job(job, what, path, a, b, bytes, count);
+    job->issue = issue_pair;
+    job->both = both;
+    p2p_job_lane(job, a, LANE_SEND);
     if (path == PATH_STAGED)
-        p2p_job_lane(&job, b, LANE_RECV);
-    p2p_job_region(&job, b, ctx->dev[b].dst, bytes * (size_t) count, device_seed(a), 0);
+        p2p_job_lane(job, b, LANE_RECV);
+    p2p_job_region(job, b, ctx->dev[b].dst, bytes * (size_t) count, device_seed(a), 0);
     if (both) {
-        p2p_job_lane(&job, b, LANE_SEND);
+        p2p_job_lane(job, b, LANE_SEND);
         if (path == PATH_STAGED)
-            p2p_job_lane(&job, a, LANE_RECV);
-        p2p_job_region(&job, a, ctx->dev[a].dst, bytes * (size_t) count, device_seed(b), 0);
+            p2p_job_lane(job, a, LANE_RECV);
+        p2p_job_region(job, a, ctx->dev[a].dst, bytes * (size_t) count, device_seed(b), 0);
     }
-    return job;
+}
+
+/* A job of every device copying COUNT copies of BYTES by PATH to every
+ * other at once, each pair into its own slot of the destination. */
+static void all_job(p2p_ctx *ctx, p2p_job *job, int path, size_t bytes, int count)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s, all pairs at once, %d x %zu bytes", path_names[path], count,
+             bytes);
+    new_job(job, what, path, 0, 0, bytes, count);
+    job->issue = issue_all;
+    job->all = 1;
+    for (int d = 0; d < ctx->n; d++) {
+        p2p_job_lane(job, d, LANE_SEND);
+        if (path == PATH_STAGED)
+            p2p_job_lane(job, d, LANE_RECV);
+    }
+    for (int a = 0; a < ctx->n; a++)
+        for (int b = 0; b < ctx->n; b++)
+            if (a != b)
+                p2p_job_region(job, b, at(ctx->dev[b].dst, all_slot(job, a, b)),
+                               bytes * (size_t) count, device_seed(a), 0);
 }
 
 /* The region a host or local copy of device D writes, and the pattern. */
@@ -313,22 +356,51 @@ static void device_region(p2p_ctx *ctx, p2p_job *job, int d, size_t bytes)
 
 /* A job of COUNT copies of BYTES by PATH for device D, or (D = -1) for
  * every device at once. */
-static p2p_job device_job(p2p_ctx *ctx, int path, int d, size_t bytes, int count)
+static void device_job(p2p_ctx *ctx, p2p_job *job, int path, int d, size_t bytes, int count)
 {
     char what[96], who[32] = "every device at once";
     if (d >= 0)
         snprintf(who, sizeof who, "device %d", d);
     snprintf(what, sizeof what, "%s, %s, %d x %zu bytes", path_names[path], who, count, bytes);
-    p2p_job job = new_job(what, path, d, d, bytes, count);
-    job.issue = issue_device;
-    job.host_clock = path == PATH_H2D_PAGEABLE || path == PATH_D2H_PAGEABLE;
+    new_job(job, what, path, d, d, bytes, count);
+    job->issue = issue_device;
+    job->host_clock = path == PATH_H2D_PAGEABLE || path == PATH_D2H_PAGEABLE;
     for (int i = 0; i < ctx->n; i++) {
         if (d >= 0 && i != d)
             continue;
-        p2p_job_lane(&job, i, LANE_SEND);
-        device_region(ctx, &job, i, bytes * (size_t) count);
+        p2p_job_lane(job, i, LANE_SEND);
+        device_region(ctx, job, i, bytes * (size_t) count);
     }
-    return job;
+}
+
+/* The staged copies' pinned buffers from device A to B, made at their
+ * first job (before it is timed) and kept for the later ones. */
+static mgpu_status staging_ready(p2p_ctx *ctx, int a, int b)
+{
+    if (ctx->staging[a][b])
+        return MGPU_OK;
+    return mgpu_staged_copy_create(a, b, ctx->opt->staging_chunk, ctx->opt->staging_buffers,
+                                   &ctx->staging[a][b]);
+}
+
+void p2p_measure_done(p2p_ctx *ctx)
+{
+    for (int a = 0; a < ctx->n; a++)
+        for (int b = 0; b < ctx->n; b++) {
+            mgpu_staged_copy_destroy(ctx->staging[a][b]);
+            ctx->staging[a][b] = NULL;
+        }
+}
+
+/* p2p_time, once what JOB's copies go through is there. */
+static mgpu_status time_job(p2p_ctx *ctx, const p2p_job *job, double *seconds)
+{
+    for (int a = 0; job->path == PATH_STAGED && a < ctx->n; a++)
+        for (int b = 0; b < ctx->n; b++)
+            if (a != b && (job->all || (a == job->a && b == job->b) ||
+                           (job->both && a == job->b && b == job->a)))
+                MGPU_TRY(staging_ready(ctx, a, b));
+    return p2p_time(ctx, job, seconds);
 }
 
 /* ------------------------------------------------------------ the figures */
@@ -371,6 +443,15 @@ static int can_access(int a, int b)
 {
     int can = 0;
     return mgpu_peer_can_access(a, b, &can) == MGPU_OK && can;
+}
+
+/* Whether copies of BYTES from device A to B can go by PATH: the staged
+ * path always, the others with peer access, a kernel's in whole floats. */
+static int pair_copies_possible(int path, int a, int b, size_t bytes)
+{
+    if (path == PATH_STAGED)
+        return 1;
+    return can_access(a, b) && (path != PATH_DIRECT || bytes % sizeof(float) == 0);
 }
 
 mgpu_status p2p_measure_links(p2p_ctx *ctx)
@@ -490,6 +571,7 @@ mgpu_status p2p_measure_pairs(p2p_ctx *ctx)
     int n = ctx->n;
     size_t bytes = opt->bytes;
     double seconds[P2P_MAX_REPEAT];
+    static p2p_job job; /* large: kept off the stack */
     static const struct {
         int path;
         p2p_test one_test, both_test;
@@ -509,37 +591,44 @@ mgpu_status p2p_measure_pairs(p2p_ctx *ctx)
          "staged_bw_both_ways",
          "device-to-device bandwidth, peer access off: staged, both directions"},
     };
+    /* The staged figures also say how the copies were staged. */
+    static char staged_one[320], staged_both[320];
+    snprintf(staged_one, sizeof staged_one, "%s; " STAGING_RULE, RULE_ONE_WAY, opt->staging_chunk,
+             opt->staging_buffers);
+    snprintf(staged_both, sizeof staged_both, "%s; " STAGING_RULE, RULE_BOTH_WAYS,
+             opt->staging_chunk, opt->staging_buffers);
     /* A figure for each test that runs, NULL for the others. */
     p2p_figure *one[3] = {NULL}, *both[3] = {NULL};
     for (int k = 0; k < 3; k++) {
         int path = kinds[k].path;
         if (p2p_test_on(ctx, kinds[k].one_test)) {
-            NEW_FIGURE(one[k], pair_figure(ctx, kinds[k].one_key, kinds[k].one_title, "GB/s",
-                                           RULE_ONE_WAY, 1, bytes));
+            NEW_FIGURE(one[k],
+                       pair_figure(ctx, kinds[k].one_key, kinds[k].one_title, "GB/s",
+                                   path == PATH_STAGED ? staged_one : RULE_ONE_WAY, 1, bytes));
             one[k]->samples = opt->repeat;
         }
         if (p2p_test_on(ctx, kinds[k].both_test)) {
-            NEW_FIGURE(both[k], pair_figure(ctx, kinds[k].both_key, kinds[k].both_title, "GB/s",
-                                            RULE_BOTH_WAYS, 1, bytes));
+            NEW_FIGURE(both[k],
+                       pair_figure(ctx, kinds[k].both_key, kinds[k].both_title, "GB/s",
+                                   path == PATH_STAGED ? staged_both : RULE_BOTH_WAYS, 1, bytes));
             both[k]->samples = opt->repeat;
         }
         for (int a = 0; a < n; a++) {
             for (int b = 0; b < n; b++) {
-                if (a == b || (path != PATH_STAGED && !can_access(a, b)) ||
-                    (path == PATH_DIRECT && bytes % sizeof(float) != 0))
+                if (a == b || !pair_copies_possible(path, a, b, bytes))
                     continue;
-                p2p_job job;
-                if (one[k]) {
+                if (one[k] && p2p_pair_on(ctx, a, b)) {
                     ctx->test = kinds[k].one_test;
-                    job = pair_job(ctx, path, a, b, 0, bytes, 1);
-                    MGPU_TRY(p2p_time(ctx, &job, seconds));
+                    pair_job(ctx, &job, path, a, b, 0, bytes, 1);
+                    MGPU_TRY(time_job(ctx, &job, seconds));
                     p2p_cell_rate(one[k], a, b, (double) bytes, seconds, opt->repeat);
                 }
-                if (!both[k] || b < a || (path != PATH_STAGED && !can_access(b, a)))
+                if (!both[k] || b < a || !pair_copies_possible(path, b, a, bytes) ||
+                    !(p2p_pair_on(ctx, a, b) || p2p_pair_on(ctx, b, a)))
                     continue;
                 ctx->test = kinds[k].both_test;
-                job = pair_job(ctx, path, a, b, 1, bytes, 1);
-                MGPU_TRY(p2p_time(ctx, &job, seconds));
+                pair_job(ctx, &job, path, a, b, 1, bytes, 1);
+                MGPU_TRY(time_job(ctx, &job, seconds));
                 p2p_cell_rate(both[k], a, b, 2.0 * (double) bytes, seconds, opt->repeat);
                 *p2p_cell_at(both[k], b, a) = *p2p_cell_at(both[k], a, b);
             }
@@ -569,6 +658,7 @@ mgpu_status p2p_measure_halo(p2p_ctx *ctx)
     int n = ctx->n;
     size_t h = opt->halo;
     double seconds[P2P_MAX_REPEAT];
+    static p2p_job job; /* large: kept off the stack */
     p2p_figure *halo, *speedup;
     if (!p2p_test_on(ctx, P2P_TEST_HALO))
         return MGPU_OK;
@@ -598,7 +688,7 @@ mgpu_status p2p_measure_halo(p2p_ctx *ctx)
         char what[96];
         snprintf(what, sizeof what, "%s, %d rounds of %zu-byte halos", path_names[path],
                  opt->rounds, h);
-        p2p_job job = new_job(what, path, 0, 0, h, opt->rounds);
+        new_job(&job, what, path, 0, 0, h, opt->rounds);
         job.issue = issue_halo;
         for (int i = 0; i < n; i++) {
             p2p_job_lane(&job, i, path == PATH_HALO_SYNC ? LANE_DEFAULT : LANE_SEND);
@@ -607,7 +697,7 @@ mgpu_status p2p_measure_halo(p2p_ctx *ctx)
             if (i < n - 1)
                 p2p_job_region(&job, i, at(ctx->dev[i].dst, h), h, device_seed(i + 1), 0);
         }
-        MGPU_TRY(p2p_time(ctx, &job, seconds));
+        MGPU_TRY(time_job(ctx, &job, seconds));
         p2p_cell_time(halo, k, 0, 1e6 / opt->rounds, seconds, opt->repeat);
     }
     double sync = p2p_cell_at(halo, 0, 0)->value, async = p2p_cell_at(halo, 1, 0)->value;
@@ -641,24 +731,56 @@ mgpu_status p2p_measure_latency(p2p_ctx *ctx)
                                        2, bytes));
         staged->samples = opt->repeat;
     }
+    static p2p_job job; /* large: kept off the stack */
     for (int a = 0; a < n; a++) {
         for (int b = 0; b < n; b++) {
-            if (a == b)
+            if (!p2p_pair_on(ctx, a, b))
                 continue;
-            p2p_job job;
             if (peer && can_access(a, b)) {
                 ctx->test = P2P_TEST_PEER_LATENCY;
-                job = pair_job(ctx, PATH_PEER, a, b, 0, bytes, copies);
-                MGPU_TRY(p2p_time(ctx, &job, seconds));
+                pair_job(ctx, &job, PATH_PEER, a, b, 0, bytes, copies);
+                MGPU_TRY(time_job(ctx, &job, seconds));
                 p2p_cell_time(peer, a, b, 1e6 / copies, seconds, opt->repeat);
             }
             if (!staged)
                 continue;
             ctx->test = P2P_TEST_STAGED_LATENCY;
-            job = pair_job(ctx, PATH_STAGED, a, b, 0, bytes, copies);
+            pair_job(ctx, &job, PATH_STAGED, a, b, 0, bytes, copies);
             job.chained = 1;
-            MGPU_TRY(p2p_time(ctx, &job, seconds));
+            MGPU_TRY(time_job(ctx, &job, seconds));
             p2p_cell_time(staged, a, b, 1e6 / copies, seconds, opt->repeat);
+        }
+    }
+    return MGPU_OK;
+}
+
+/* Staged copies against the two pinned copies each is made of: from
+ * device a to b over the slower of a's device-to-host and b's
+ * host-to-device copy, each measured alone.  Chunked staging can come
+ * near 1; done whole, it is near 1/2 where the two directions are alike. */
+static mgpu_status staged_over_pinned(p2p_ctx *ctx, p2p_figure *host)
+{
+    p2p_figure *staged = p2p_figure_find(ctx->results, "staged_bw_one_way");
+    if (!staged || !p2p_test_on(ctx, P2P_TEST_H2D) || !p2p_test_on(ctx, P2P_TEST_D2H))
+        return MGPU_OK;
+    p2p_figure *f;
+    NEW_FIGURE(f, pair_figure(ctx, "staged_over_pinned_one_way",
+                              "staged copies against the slower of the pinned copies they are "
+                              "made of",
+                              "x",
+                              "staged_bw_one_way from a to b / min(host_bw's d2h pinned of a, "
+                              "h2d pinned of b) (medians, each copy measured alone): what "
+                              "staging keeps of the host link",
+                              2, ctx->opt->bytes));
+    for (int a = 0; a < ctx->n; a++) {
+        for (int b = 0; b < ctx->n; b++) {
+            const p2p_cell *x = p2p_cell_at(staged, a, b);
+            const p2p_cell *d2h = p2p_cell_at(host, a, 1), *h2d = p2p_cell_at(host, b, 0);
+            if (x->kind != CELL_STATS || d2h->kind != CELL_STATS || h2d->kind != CELL_STATS)
+                continue;
+            double slower = d2h->value < h2d->value ? d2h->value : h2d->value;
+            if (slower > 0)
+                p2p_cell_number(f, a, b, x->value / slower);
         }
     }
     return MGPU_OK;
@@ -705,15 +827,16 @@ mgpu_status p2p_measure_host(p2p_ctx *ctx)
             /* One device needs no "all" row of its own; it is the same. */
             if (d < 0 && n == 1)
                 continue;
-            p2p_job job = device_job(ctx, paths[c], d, bytes, 1);
-            MGPU_TRY(p2p_time(ctx, &job, seconds));
+            static p2p_job job; /* large: kept off the stack */
+            device_job(ctx, &job, paths[c], d, bytes, 1);
+            MGPU_TRY(time_job(ctx, &job, seconds));
             p2p_cell_rate(f, d < 0 ? n : d, c, (double) bytes * (d < 0 ? n : 1), seconds,
                           opt->repeat);
         }
     }
     for (int c = 0; n == 1 && c < 4; c++)
         *p2p_cell_at(f, 1, c) = *p2p_cell_at(f, 0, c);
-    return MGPU_OK;
+    return staged_over_pinned(ctx, f);
 }
 
 mgpu_status p2p_measure_local(p2p_ctx *ctx)
@@ -735,58 +858,207 @@ mgpu_status p2p_measure_local(p2p_ctx *ctx)
     f->bytes = opt->bytes;
     f->samples = opt->repeat;
     for (int d = 0; d < ctx->n; d++) {
-        p2p_job job = device_job(ctx, PATH_LOCAL, d, opt->bytes, 1);
-        MGPU_TRY(p2p_time(ctx, &job, seconds));
+        static p2p_job job; /* large: kept off the stack */
+        device_job(ctx, &job, PATH_LOCAL, d, opt->bytes, 1);
+        MGPU_TRY(time_job(ctx, &job, seconds));
         p2p_cell_rate(f, d, 0, 2.0 * (double) opt->bytes, seconds, opt->repeat);
+    }
+    return MGPU_OK;
+}
+
+/* ------------------------------------------------------------ the size sweep */
+
+/* As nccl-tests prints a size: the time, the algorithm bandwidth (the
+ * bytes of the operation / its time) and, for a collective, the bus
+ * bandwidth (doc/p2p.md says which factor applies and why). */
+static const char *const sweep_columns[] = {"time_us", "algbw", "busbw"};
+static const char *const sweep_units[] = {"us", "GB/s", "GB/s"};
+
+#define SWEEP_TIME_RULE                                                                     \
+    "time_us: microseconds per copy, a batch of min(64, buffer / size) copies queued back " \
+    "to back timed together / their number; "
+#define SWEEP_PAIR_RULE                                                                  \
+    SWEEP_TIME_RULE "algbw: GB/s = bytes of the copy / time_us (1 GB = 10^9 bytes), as " \
+                    "nccl-tests' algbw of a send/recv, whose busbw is the same"
+#define SWEEP_ALL_RULE                                                                        \
+    "every device copies size / devices (rounded down to 16 bytes, as nccl-tests' alltoall) " \
+    "to every other device at once, each row's size the rounded one; time_us: "               \
+    "microseconds per all-to-all, a batch of them queued back to back / their number; "       \
+    "algbw: GB/s = size / time_us, nccl-tests' alltoall algbw; busbw = algbw x "              \
+    "(devices - 1) / devices, its busbw: what each device sends over its links / time_us"
+
+/* A figure of the sweep: a row per size of SIZES, columns time_us, algbw
+ * and, for a collective (BUSBW), busbw. */
+static p2p_figure *sweep_figure(p2p_ctx *ctx, const char *key, const char *title, const char *rule,
+                                const size_t *sizes, int busbw)
+{
+    p2p_figure *f = figure(ctx, key, ctx->sizes, busbw ? 3 : 2, title, "us, GB/s", rule, 2);
+    if (!f || !p2p_figure_size_rows(f, sizes))
+        return NULL;
+    snprintf(f->title_text, sizeof f->title_text, "%s", title);
+    f->title = f->title_text;
+    f->column_units = sweep_units;
+    f->row_title = "bytes";
+    f->samples = ctx->opt->repeat;
+    for (int c = 0; c < f->columns; c++)
+        snprintf(f->column_names[c], P2P_LABEL, "%s", sweep_columns[c]);
+    return f;
+}
+
+/* Copies of SIZE per sample: enough to time small ones well above the
+ * event clock's resolution, as many as fit in a buffer of ROOM. */
+static int sweep_batch(size_t room, size_t size)
+{
+    size_t batch = room / size;
+    return batch < SWEEP_BATCH ? (int) batch : SWEEP_BATCH;
+}
+
+/* JOB timed into row ROW of F: microseconds per copy (or per all-to-all),
+ * ALGBW_BYTES of each over its time, and busbw (the third column, where F
+ * has one) BUS_FACTOR times that. */
+static mgpu_status sweep_row(p2p_ctx *ctx, p2p_figure *f, int row, const p2p_job *job,
+                             double algbw_bytes, double bus_factor)
+{
+    const p2p_options *opt = ctx->opt;
+    double seconds[P2P_MAX_REPEAT];
+    MGPU_TRY(time_job(ctx, job, seconds));
+    p2p_cell_time(f, row, 0, 1e6 / job->count, seconds, opt->repeat);
+    p2p_cell_rate(f, row, 1, algbw_bytes * job->count, seconds, opt->repeat);
+    if (f->columns > 2)
+        p2p_cell_rate(f, row, 2, algbw_bytes * bus_factor * job->count, seconds, opt->repeat);
+    return MGPU_OK;
+}
+
+static const struct {
+    p2p_test test;
+    int path;
+    const char *key, *what;
+} sweep_pair_kinds[] = {
+    {P2P_TEST_SWEEP_PEER, PATH_PEER, "peer", "peer copies (cudaMemcpyPeerAsync)"},
+    {P2P_TEST_SWEEP_KERNEL, PATH_DIRECT, "kernel", "a kernel writing through a peer pointer"},
+    {P2P_TEST_SWEEP_STAGED, PATH_STAGED, "staged", "staged through pinned host memory"},
+};
+
+/* RULE, and for staged copies how they were staged, in TEXT (SIZE bytes,
+ * kept as long as the figure). */
+static const char *sweep_rule(p2p_ctx *ctx, int path, const char *rule, char *text, size_t size)
+{
+    if (path != PATH_STAGED)
+        return rule;
+    snprintf(text, size, "%s; " STAGING_RULE, rule, ctx->opt->staging_chunk,
+             ctx->opt->staging_buffers);
+    return text;
+}
+
+/* Copies of PATH by size from device A to B. */
+static mgpu_status sweep_pair(p2p_ctx *ctx, int kind, int a, int b)
+{
+    static p2p_job job; /* large: kept off the stack */
+    int path = sweep_pair_kinds[kind].path;
+    char key[P2P_KEY], title[128];
+    snprintf(key, sizeof key, "sweep_%s_%d_%d", sweep_pair_kinds[kind].key, a, b);
+    snprintf(title, sizeof title, "%s from device %d to %d, by size", sweep_pair_kinds[kind].what,
+             a, b);
+    static char staged_rule[512];
+    p2p_figure *f;
+    NEW_FIGURE(f,
+               sweep_figure(ctx, key, title,
+                            sweep_rule(ctx, path, SWEEP_PAIR_RULE, staged_rule, sizeof staged_rule),
+                            ctx->size, 0));
+    for (int row = 0; row < ctx->sizes; row++) {
+        size_t s = ctx->size[row];
+        if (!pair_copies_possible(path, a, b, s))
+            continue;
+        pair_job(ctx, &job, path, a, b, 0, s, sweep_batch(ctx->buffer_bytes, s));
+        MGPU_TRY(sweep_row(ctx, f, row, &job, (double) s, 1.0));
+    }
+    return MGPU_OK;
+}
+
+/* Every device to every other at once, by size: nccl-tests' alltoall of
+ * that size per device. */
+static mgpu_status sweep_all(p2p_ctx *ctx, int kind)
+{
+    static p2p_job job; /* large: kept off the stack */
+    static size_t sizes[P2P_MAX_SIZES];
+    int n = ctx->n, path = sweep_pair_kinds[kind].path;
+    for (int row = 0; row < ctx->sizes; row++) {
+        size_t slice = ctx->size[row] / (size_t) n & ~(size_t) 15;
+        sizes[row] = slice ? slice * (size_t) n : ctx->size[row];
+    }
+    char key[P2P_KEY], title[128];
+    snprintf(key, sizeof key, "sweep_%s_all", sweep_pair_kinds[kind].key);
+    snprintf(title, sizeof title, "%s, every device to every other at once, by size",
+             sweep_pair_kinds[kind].what);
+    static char staged_rule[768];
+    p2p_figure *f;
+    NEW_FIGURE(f,
+               sweep_figure(ctx, key, title,
+                            sweep_rule(ctx, path, SWEEP_ALL_RULE, staged_rule, sizeof staged_rule),
+                            sizes, 1));
+    for (int row = 0; row < ctx->sizes; row++) {
+        size_t slice = ctx->size[row] / (size_t) n & ~(size_t) 15;
+        int possible = slice > 0;
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++)
+                possible &= a == b || pair_copies_possible(path, a, b, slice);
+        if (!possible)
+            continue;
+        /* Each destination holds a slot for each of the others. */
+        all_job(ctx, &job, path, slice, sweep_batch(ctx->buffer_bytes / (size_t) (n - 1), slice));
+        MGPU_TRY(sweep_row(ctx, f, row, &job, (double) sizes[row], (double) (n - 1) / n));
+    }
+    return MGPU_OK;
+}
+
+/* Host and local copies of device D by size. */
+static mgpu_status sweep_device(p2p_ctx *ctx, int path, const char *name, const char *what, int d)
+{
+    static p2p_job job; /* large: kept off the stack */
+    char key[P2P_KEY], title[128];
+    snprintf(key, sizeof key, "sweep_%s_%d", name, d);
+    snprintf(title, sizeof title, "%s, device %d, by size", what, d);
+    p2p_figure *f;
+    NEW_FIGURE(f, sweep_figure(ctx, key, title,
+                               path == PATH_LOCAL
+                                   ? SWEEP_TIME_RULE "algbw: GB/s = bytes copied / time_us (the "
+                                                     "bytes once: local_bw counts them read and "
+                                                     "written, twice this)"
+                                   : SWEEP_TIME_RULE "algbw: GB/s = bytes copied / time_us",
+                               ctx->size, 0));
+    for (int row = 0; row < ctx->sizes; row++) {
+        size_t s = ctx->size[row];
+        device_job(ctx, &job, path, d, s, sweep_batch(ctx->buffer_bytes, s));
+        MGPU_TRY(sweep_row(ctx, f, row, &job, (double) s, 1.0));
     }
     return MGPU_OK;
 }
 
 mgpu_status p2p_measure_sweep(p2p_ctx *ctx)
 {
-    const p2p_options *opt = ctx->opt;
-    int sizes = 0;
-    for (size_t s = opt->sweep_min; s && s <= opt->sweep_max; s *= 2)
-        sizes++;
-    if (sizes == 0 || !p2p_test_on(ctx, P2P_TEST_SWEEP))
-        return MGPU_OK;
-    ctx->test = P2P_TEST_SWEEP;
-    double seconds[P2P_MAX_REPEAT];
-    static const int paths[6] = {PATH_PEER,       PATH_DIRECT,     PATH_STAGED,
-                                 PATH_H2D_PINNED, PATH_D2H_PINNED, PATH_LOCAL};
-    static const char *const names[6] = {"peer 0->1",    "kernel 0->1",  "staged 0->1",
-                                         "h2d pinned 0", "d2h pinned 0", "local 0"};
-    p2p_figure *f;
-    NEW_FIGURE(f, figure(ctx, "sweep_bw", sizes, 6, "bandwidth by copy size", "GB/s",
-                         RULE_ONE_WAY "; each sample times a batch of min(64, buffer / size) "
-                                      "copies queued back to back (the staged copies of a "
-                                      "batch overlap one another's halves); the local "
-                                      "column counts read+write (2 x bytes / time)",
-                         1));
-    f->row_title = "bytes";
-    f->samples = opt->repeat;
-    if (!p2p_figure_size_rows(f, opt->sweep_min))
-        return mgpu_error_set(MGPU_ERR_NOMEM, "out of host memory for the results");
-    int two = ctx->n > 1;
-    for (int c = 0; c < 6; c++)
-        snprintf(f->column_names[c], P2P_LABEL, "%s", names[c]);
-    int row = 0;
-    for (size_t s = opt->sweep_min; s && s <= opt->sweep_max; s *= 2, row++) {
-        size_t batch = ctx->buffer_bytes / s;
-        int count = batch < SWEEP_BATCH ? (int) batch : SWEEP_BATCH;
-        for (int c = 0; c < 6; c++) {
-            int path = paths[c];
-            int pair = path == PATH_PEER || path == PATH_DIRECT || path == PATH_STAGED;
-            if (pair && (!two || (path != PATH_STAGED && !can_access(0, 1))))
-                continue;
-            if (path == PATH_DIRECT && s % sizeof(float) != 0)
-                continue;
-            p2p_job job = pair ? pair_job(ctx, path, 0, 1, 0, s, count)
-                               : device_job(ctx, path, 0, s, count);
-            MGPU_TRY(p2p_time(ctx, &job, seconds));
-            double counted = (double) s * count * (path == PATH_LOCAL ? 2 : 1);
-            p2p_cell_rate(f, row, c, counted, seconds, opt->repeat);
+    int n = ctx->n;
+    for (int k = 0; k < 3; k++) {
+        if (!p2p_test_on(ctx, sweep_pair_kinds[k].test))
+            continue;
+        ctx->test = sweep_pair_kinds[k].test;
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++)
+                if (p2p_pair_on(ctx, a, b))
+                    MGPU_TRY(sweep_pair(ctx, k, a, b));
+        if (n > 1)
+            MGPU_TRY(sweep_all(ctx, k));
+    }
+    if (p2p_test_on(ctx, P2P_TEST_SWEEP_HOST)) {
+        ctx->test = P2P_TEST_SWEEP_HOST;
+        for (int d = 0; d < n; d++) {
+            MGPU_TRY(sweep_device(ctx, PATH_H2D_PINNED, "h2d", "pinned host to device", d));
+            MGPU_TRY(sweep_device(ctx, PATH_D2H_PINNED, "d2h", "device to pinned host", d));
         }
+    }
+    if (p2p_test_on(ctx, P2P_TEST_SWEEP_LOCAL)) {
+        ctx->test = P2P_TEST_SWEEP_LOCAL;
+        for (int d = 0; d < n; d++)
+            MGPU_TRY(sweep_device(ctx, PATH_LOCAL, "local", "copies within the device", d));
     }
     return MGPU_OK;
 }

@@ -58,14 +58,14 @@ p2p_figure *p2p_figure_add(p2p_results *results, const char *key, int rows, int 
     p2p_figure *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
-    *f = (p2p_figure){.key = key,
-                      .title = key,
-                      .unit = "",
+    *f = (p2p_figure){.unit = "",
                       .rule = "",
                       .row_title = "",
                       .column_title = "",
                       .rows = rows,
                       .columns = columns};
+    snprintf(f->key, sizeof f->key, "%s", key);
+    f->title = f->key;
     f->row_names = calloc((size_t) rows, sizeof *f->row_names);
     f->column_names = calloc((size_t) columns, sizeof *f->column_names);
     f->cells = calloc((size_t) rows * (size_t) columns, sizeof *f->cells);
@@ -77,13 +77,21 @@ p2p_figure *p2p_figure_add(p2p_results *results, const char *key, int rows, int 
     return f;
 }
 
-int p2p_figure_size_rows(p2p_figure *figure, size_t min)
+p2p_figure *p2p_figure_find(p2p_results *results, const char *key)
+{
+    for (int i = 0; i < results->count; i++)
+        if (strcmp(results->figure[i]->key, key) == 0)
+            return results->figure[i];
+    return NULL;
+}
+
+int p2p_figure_size_rows(p2p_figure *figure, const size_t *sizes)
 {
     figure->row_bytes = calloc((size_t) figure->rows, sizeof *figure->row_bytes);
     if (!figure->row_bytes)
         return 0;
     for (int r = 0; r < figure->rows; r++) {
-        figure->row_bytes[r] = min << r;
+        figure->row_bytes[r] = sizes[r];
         snprintf(figure->row_names[r], P2P_LABEL, "%zu", figure->row_bytes[r]);
     }
     return 1;
@@ -99,6 +107,11 @@ void p2p_figure_device_columns(p2p_figure *figure)
 {
     for (int c = 0; c < figure->columns; c++)
         snprintf(figure->column_names[c], P2P_LABEL, "%d", c);
+}
+
+const char *p2p_column_unit(const p2p_figure *figure, int column)
+{
+    return figure->column_units ? figure->column_units[column] : figure->unit;
 }
 
 static size_t cell_index(const p2p_figure *f, int row, int column)
@@ -322,6 +335,29 @@ static void print_table(const p2p_ctx *ctx, FILE *out)
         mgpu_names_join(tests, sizeof tests, p2p_test_names, opt->tests, ", ");
         fprintf(out, "# tests (--test): %s\n", tests);
     }
+    if (opt->pairs_given) {
+        fputs("# pairs (--pairs):", out);
+        for (int a = 0; a < ctx->n; a++)
+            for (int b = 0; b < ctx->n; b++)
+                if (opt->pair[a][b])
+                    fprintf(out, " %d:%d", a, b);
+        fputc('\n', out);
+    }
+    if (opt->tests & P2P_SWEEP_TESTS) {
+        char min[32], max[32], step[32];
+        size_name(opt->sweep_min, min, sizeof min);
+        size_name(opt->sweep_max, max, sizeof max);
+        size_name(opt->sweep_step, step, sizeof step);
+        fprintf(out, "# size sweep: %d sizes from %s to %s, ", ctx->sizes, min, max);
+        if (opt->sweep_factor)
+            fprintf(out, "each %d times the last (-f)\n", opt->sweep_factor);
+        else
+            fprintf(out, "each %s past the last (-i)\n", step);
+    }
+    char chunk[32];
+    size_name(opt->staging_chunk, chunk, sizeof chunk);
+    fprintf(out, "# staged copies: in chunks of %s through %d pinned buffers\n", chunk,
+            opt->staging_buffers);
     fprintf(out, "# - : not applicable or not possible (a device with itself, no peer "
                  "access)\n");
     for (int i = 0; i < ctx->results->count; i++)
@@ -330,10 +366,17 @@ static void print_table(const p2p_ctx *ctx, FILE *out)
 
 /* ------------------------------------------------------------------ CSV */
 
-static void print_csv(const p2p_ctx *ctx, FILE *out)
+/* Where the run came from (doc/record.md's provenance), on every line, so
+ * that lines from several machines and builds can be told apart. */
+static mgpu_status print_csv(const p2p_ctx *ctx, FILE *out)
 {
-    if (ctx->opt->header)
-        fprintf(out, "figure,row,column,value,min,max,unit,bytes,samples,backend,rule\n");
+    static mgpu_machine m; /* large: kept off the stack */
+    mgpu_machine_find(mgpu_backend_active(), ctx->n, ctx->started, &m);
+    if (ctx->opt->header) {
+        fprintf(out, "figure,row,column,value,min,max,unit,bytes,samples,backend,rule");
+        MGPU_TRY(mgpu_provenance_csv(&m, 1, out));
+        fputc('\n', out);
+    }
     for (int i = 0; i < ctx->results->count; i++) {
         const p2p_figure *f = ctx->results->figure[i];
         for (int r = 0; r < f->rows; r++) {
@@ -352,7 +395,7 @@ static void print_csv(const p2p_ctx *ctx, FILE *out)
                     fprintf(out, ",%.10g,%.10g,", cell->min, cell->max);
                 else
                     fputs(",,,", out);
-                mgpu_csv_text(f->unit, out);
+                mgpu_csv_text(p2p_column_unit(f, c), out);
                 fputc(',', out);
                 if (f->bytes)
                     fprintf(out, "%zu", f->bytes);
@@ -361,10 +404,12 @@ static void print_csv(const p2p_ctx *ctx, FILE *out)
                     fprintf(out, "%d", f->samples);
                 fprintf(out, ",%s,", mgpu_backend_name(mgpu_backend_active()));
                 mgpu_csv_text(f->rule, out);
+                MGPU_TRY(mgpu_provenance_csv(&m, 0, out));
                 fputc('\n', out);
             }
         }
     }
+    return MGPU_OK;
 }
 
 /* ----------------------------------------------------------------- JSON */
@@ -443,14 +488,45 @@ static json_t *json_matrix(const p2p_figure *f, enum cell_part part)
     return matrix;
 }
 
+/* Each column's unit. */
+static json_t *json_units(const p2p_figure *f)
+{
+    json_t *units = json_array();
+    for (int c = 0; units && c < f->columns; c++) {
+        if (json_array_append_new(units, json_string(p2p_column_unit(f, c))) != 0) {
+            json_decref(units);
+            return NULL;
+        }
+    }
+    return units;
+}
+
 static json_t *json_figure(const p2p_figure *f)
 {
-    return json_pack("{s:s, s:s, s:s, s:o, s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "title",
-                     f->title, "unit", f->unit, "rule", f->rule, "bytes",
+    return json_pack("{s:s, s:s, s:o, s:s, s:o, s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "title",
+                     f->title, "unit", f->unit, "units", json_units(f), "rule", f->rule, "bytes",
                      f->bytes ? json_integer((json_int_t) f->bytes) : json_null(), "samples",
                      f->samples, "row_title", f->row_title, "column_title", f->column_title, "rows",
                      json_rows(f), "columns", json_columns(f), "value", json_matrix(f, PART_VALUE),
                      "min", json_matrix(f, PART_MIN), "max", json_matrix(f, PART_MAX));
+}
+
+/* --pairs as [[from, to], ...], or null: every pair. */
+static json_t *json_pairs(const p2p_ctx *ctx)
+{
+    if (!ctx->opt->pairs_given)
+        return json_null();
+    json_t *pairs = json_array();
+    for (int a = 0; pairs && a < ctx->n; a++) {
+        for (int b = 0; b < ctx->n; b++) {
+            if (ctx->opt->pair[a][b] &&
+                json_array_append_new(pairs, json_pack("[i, i]", a, b)) != 0) {
+                json_decref(pairs);
+                return NULL;
+            }
+        }
+    }
+    return pairs;
 }
 
 /* The run: what and where (the record's metadata, doc/record.md), how it
@@ -478,6 +554,13 @@ static json_t *json_document(const p2p_ctx *ctx)
         "repeat", opt->repeat, "warmup", opt->warmup, "spin_us",
         json_number(ctx->cuda ? opt->spin_us : 0.0), "gapped_samples", (json_int_t) ctx->gapped);
     json_t *machine = mgpu_provenance_json(&m);
+    json_t *how = json_pack(
+        "{s:I, s:I, s:o, s:o, s:I, s:i, s:o}", "sweep_min_bytes", (json_int_t) opt->sweep_min,
+        "sweep_max_bytes", (json_int_t) opt->sweep_max, "sweep_factor",
+        opt->sweep_factor ? json_integer(opt->sweep_factor) : json_null(), "sweep_step_bytes",
+        opt->sweep_factor ? json_null() : json_integer((json_int_t) opt->sweep_step),
+        "staging_chunk_bytes", (json_int_t) opt->staging_chunk, "staging_buffers",
+        opt->staging_buffers, "pairs", json_pairs(ctx));
     /* The tests that ran (--test), in the order they ran. */
     json_t *tests = json_array();
     for (int t = 0; tests && t < P2P_TESTS; t++) {
@@ -487,7 +570,8 @@ static json_t *json_document(const p2p_ctx *ctx)
             tests = NULL;
         }
     }
-    int failed = !run || !machine || !figures || !tests || json_object_update(run, machine) != 0;
+    int failed = !run || !how || !machine || !figures || !tests ||
+                 json_object_update(run, how) != 0 || json_object_update(run, machine) != 0;
     if (!failed) {
         failed = json_object_set_new(run, "tests", tests) != 0; /* TESTS is the run's now */
         tests = NULL;
@@ -499,6 +583,7 @@ static json_t *json_document(const p2p_ctx *ctx)
         run = NULL;
     }
     json_decref(tests);
+    json_decref(how);
     json_decref(machine);
     json_decref(figures);
     return run;
@@ -521,7 +606,7 @@ mgpu_status p2p_print(const p2p_ctx *ctx, mgpu_format format, FILE *out)
 {
     switch (format) {
     case MGPU_FORMAT_CSV:
-        print_csv(ctx, out);
+        MGPU_TRY(print_csv(ctx, out));
         break;
     case MGPU_FORMAT_JSON:
         MGPU_TRY(print_json(ctx, out));

@@ -13,19 +13,29 @@
 #include "mgpu/measurement.h"
 
 #define P2P_NAME "mgpu-p2p"
-/* The version of the JSON document's layout (doc/record.md, "mgpu-p2p"). */
-#define P2P_SCHEMA 1
+/* The version of the JSON document's layout (doc/record.md, "mgpu-p2p";
+ * doc/p2p.schema.json). */
+#define P2P_SCHEMA 2
 
-/* Return from the calling function when EXPR fails. */
 #define P2P_MAX_REPEAT 1000 /* --repeat */
+#define P2P_MAX_SIZES 1000  /* sizes of the size sweep */
 
 typedef struct p2p_options {
     mgpu_backend backend;
     int devices;                 /* 0: every device (host backend: 2) */
     size_t bytes;                /* each copy of the bandwidth matrices */
-    size_t sweep_min, sweep_max; /* the size sweep; 0: none */
-    size_t halo;                 /* one halo of the halo exchange */
-    int rounds;                  /* halo exchanges per sample */
+    size_t sweep_min, sweep_max; /* the size sweep (-b, -e) */
+    int sweep_factor;            /* -f: each size FACTOR times the last; 0: by -i */
+    size_t sweep_step;           /* -i: each size STEP bytes past the last */
+    int no_sweep;                /* --sizes=none: the sweep's tests left out */
+    size_t staging_chunk;        /* staged copies: bytes of a chunk */
+    int staging_buffers;         /* and the pinned buffers they go through */
+    /* --pairs: the device pairs (from, to) the pair tests measure; all
+     * when none was given. */
+    int pairs_given;
+    unsigned char pair[MGPU_MAX_DEVICES][MGPU_MAX_DEVICES];
+    size_t halo; /* one halo of the halo exchange */
+    int rounds;  /* halo exchanges per sample */
     size_t latency_bytes;
     int latency_copies; /* copies per latency sample */
     int repeat, warmup;
@@ -72,8 +82,15 @@ typedef struct p2p_options {
       "GB/s, each device to pageable host memory (cudaMemcpy), and all at once")              \
     X(LOCAL, "device_local_copy",                                                             \
       "GB/s within each device (cudaMemcpyAsync), bytes read plus bytes written")             \
-    X(SWEEP, "size_sweep",                                                                    \
-      "GB/s by copy size (--sizes): peer, kernel, staged 0->1; pinned, local on device 0")
+    X(SWEEP_PEER, "size_sweep_peer",                                                          \
+      "us and GB/s by copy size (-b, -e, -f, -i): peer copies, each pair, and all pairs at "  \
+      "once both ways (busbw)")                                                               \
+    X(SWEEP_KERNEL, "size_sweep_kernel", "the same, a kernel writing through a peer pointer") \
+    X(SWEEP_STAGED, "size_sweep_staged",                                                      \
+      "the same, peer access off: staged through pinned host memory in chunks")               \
+    X(SWEEP_HOST, "size_sweep_host",                                                          \
+      "us and GB/s by copy size: pinned host to each device, and each device to pinned host") \
+    X(SWEEP_LOCAL, "size_sweep_local", "us and GB/s by copy size within each device")
 
 typedef enum p2p_test {
 #define P2P_TEST_VALUE_(id, name, what) P2P_TEST_##id,
@@ -86,6 +103,10 @@ typedef enum p2p_test {
 extern const char *const p2p_test_names[];
 extern const char *const p2p_test_measures[];
 #define P2P_ALL_TESTS ((1u << P2P_TESTS) - 1u)
+/* The tests of the size sweep, which --sizes=none leaves out. */
+#define P2P_SWEEP_TESTS                                                                            \
+    ((1u << P2P_TEST_SWEEP_PEER) | (1u << P2P_TEST_SWEEP_KERNEL) | (1u << P2P_TEST_SWEEP_STAGED) | \
+     (1u << P2P_TEST_SWEEP_HOST) | (1u << P2P_TEST_SWEEP_LOCAL))
 
 /* The streams a device's copies go on.  The third lane is the device's
  * default (legacy) stream, where cudaMemcpyPeer runs. */
@@ -96,7 +117,6 @@ typedef struct p2p_device {
     mgpu_stream *stream[LANE_DEFAULT]; /* the default stream is NULL */
     mgpu_event *start, *stop;          /* timing events */
     mgpu_event *done[LANES];           /* this lane's share of a sample is done */
-    mgpu_event *staged;                /* first half of a staged copy done */
     mgpu_event *back;                  /* a staged latency copy arrived */
     mgpu_event *sent;                  /* halo exchange: this device's halos are out */
     void *src, *dst;                   /* device memory; src holds device_seed() */
@@ -126,6 +146,11 @@ typedef struct p2p_ctx {
     p2p_test test;       /* the test now measured, for the progress line */
     mgpu_progress progress;
     p2p_device dev[MGPU_MAX_DEVICES];
+    /* The pinned buffers of the staged copies from device a to b, made
+     * when a job first needs them (p2p-copies.c). */
+    mgpu_staged_copy *staging[MGPU_MAX_DEVICES][MGPU_MAX_DEVICES];
+    int sizes; /* the size sweep's sizes, in order */
+    size_t size[P2P_MAX_SIZES];
     p2p_results *results;
 } p2p_ctx;
 
@@ -147,7 +172,8 @@ typedef struct p2p_region {
 } p2p_region;
 
 #define P2P_MAX_LANES (LANES * MGPU_MAX_DEVICES)
-#define P2P_MAX_REGIONS (2 * MGPU_MAX_DEVICES)
+/* All pairs at once: a region for each. */
+#define P2P_MAX_REGIONS (MGPU_MAX_DEVICES * MGPU_MAX_DEVICES)
 
 /* One measurement: queue copies on some lanes, time them, verify. */
 typedef struct p2p_job {
@@ -164,6 +190,7 @@ typedef struct p2p_job {
     int path;     /* which kind of copy (p2p-copies.c) */
     int a, b;     /* from device A to device B; A -1: every device */
     int both;     /* also from B to A, at the same time */
+    int all;      /* every device to every other at once (A and B unused) */
     int chained;  /* each copy waits for the previous one to arrive */
     size_t bytes; /* bytes of one copy */
     int count;    /* copies per sample, each to its own offset */
@@ -177,6 +204,12 @@ void p2p_job_region(p2p_job *job, int device, void *ptr, size_t bytes, uint32_t 
 static inline int p2p_test_on(const p2p_ctx *ctx, p2p_test test)
 {
     return (ctx->opt->tests >> test) & 1u;
+}
+
+/* Whether the pair tests measure copies from device A to B (--pairs). */
+static inline int p2p_pair_on(const p2p_ctx *ctx, int a, int b)
+{
+    return a != b && (!ctx->opt->pairs_given || ctx->opt->pair[a][b]);
 }
 
 /* The stream of a lane (NULL for the default stream). */
@@ -194,6 +227,8 @@ mgpu_status p2p_measure_latency(p2p_ctx *ctx);
 mgpu_status p2p_measure_host(p2p_ctx *ctx);
 mgpu_status p2p_measure_local(p2p_ctx *ctx);
 mgpu_status p2p_measure_sweep(p2p_ctx *ctx);
+/* Release what the measurements made (the staging buffers). */
+void p2p_measure_done(p2p_ctx *ctx);
 
 /* ------------------------------------------------------------- figures */
 
@@ -210,10 +245,15 @@ typedef struct p2p_cell {
 
 #define P2P_LABEL 32
 
+#define P2P_KEY 48
+
 typedef struct p2p_figure {
-    const char *key; /* JSON and CSV name */
+    char key[P2P_KEY]; /* JSON and CSV name */
     const char *title;
     const char *unit; /* "" for counts and flags */
+    /* Each column's unit where they differ (NULL: all are UNIT), and then
+     * UNIT names them for people ("us, GB/s"). */
+    const char *const *column_units;
     const char *rule; /* what the numbers count: the byte-counting rule */
     const char *row_title, *column_title;
     int digits;   /* after the decimal point, in the table */
@@ -223,6 +263,7 @@ typedef struct p2p_figure {
     /* Rows that are copy sizes: each row's bytes (NULL otherwise), printed
      * as integers in JSON and CSV and as "4 KiB" in the table. */
     size_t *row_bytes;
+    char title_text[128]; /* where TITLE is made for the figure */
     char (*row_names)[P2P_LABEL];
     char (*column_names)[P2P_LABEL];
     p2p_cell *cells; /* rows x columns, row-major */
@@ -232,9 +273,13 @@ p2p_results *p2p_results_create(void);
 void p2p_results_destroy(p2p_results *results);
 /* A new figure whose cells are empty, or NULL when out of memory. */
 p2p_figure *p2p_figure_add(p2p_results *results, const char *key, int rows, int columns);
-/* Rows of copy sizes, from MIN doubling (the figure has a row for each):
+/* The figure called KEY, or NULL. */
+p2p_figure *p2p_figure_find(p2p_results *results, const char *key);
+/* Rows of copy sizes, SIZES[row] (the figure has a row for each):
  * row_bytes, and the row names their byte counts.  0 when out of memory. */
-int p2p_figure_size_rows(p2p_figure *figure, size_t min);
+int p2p_figure_size_rows(p2p_figure *figure, const size_t *sizes);
+/* A column's unit. */
+const char *p2p_column_unit(const p2p_figure *figure, int column);
 /* Name rows (or columns) "0", "1", ... as the devices. */
 void p2p_figure_device_rows(p2p_figure *figure);
 void p2p_figure_device_columns(p2p_figure *figure);

@@ -1,7 +1,8 @@
 /* peer.c - copies between devices: peer access (book 3.4.2) and what the
  * driver says about the link between two devices, cudaMemcpyPeer and
  * cudaMemcpyPeerAsync (11.3), and the staged path through pinned host
- * memory that runs when two devices cannot reach each other. */
+ * memory that runs when two devices cannot reach each other (in chunks, on
+ * streams: staged-copy.c). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -177,21 +178,6 @@ mgpu_status mgpu_copy_staged(void *dst, int dst_device, const void *src, int src
     /* Unified addressing tells each copy its direction from the pointers. */
     MGPU_TRY(mgpu_memcpy(staging, src, bytes));
     return mgpu_memcpy(dst, staging, bytes);
-}
-
-mgpu_status mgpu_copy_staged_async(void *dst, int dst_device, const void *src, int src_device,
-                                   size_t bytes, void *staging, mgpu_stream *from, mgpu_stream *to,
-                                   mgpu_event *event)
-{
-    (void) dst_device;
-    (void) src_device;
-    /* A copy may go on a stream of a device that is not current; only
-     * kernel launches may not.  The destination's stream waits for the
-     * event, never the host. */
-    MGPU_TRY(mgpu_memcpy_async(staging, src, bytes, from));
-    MGPU_TRY(mgpu_event_record(event, from));
-    MGPU_TRY(mgpu_stream_wait_event(to, event));
-    return mgpu_memcpy_async(dst, staging, bytes, to);
 }
 
 mgpu_status mgpu_copy_device_to_device(void *dst, int dst_device, const void *src, int src_device,

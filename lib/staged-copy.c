@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mgpu-private.h"
 
@@ -51,6 +52,10 @@ mgpu_status mgpu_staged_copy_create(int src_device, int dst_device, size_t chunk
     mgpu_status status = MGPU_OK;
     for (int b = 0; status == MGPU_OK && b < buffers; b++) {
         status = mgpu_host_alloc(chunk, MGPU_HOST_PINNED, &c->host[b]);
+        /* Pinned memory is resident; the host backend's stands for it once
+         * touched, here rather than in the first copies. */
+        if (status == MGPU_OK && !mgpu_on_cuda())
+            memset(c->host[b], 0, chunk);
         if (status == MGPU_OK)
             status = mgpu_event_create(src_device, 0, &c->fetched[b]);
         if (status == MGPU_OK)
@@ -86,6 +91,8 @@ mgpu_status mgpu_staged_copy_async(mgpu_staged_copy *copy, void *dst, const void
                          "staged copy from device %d to device %d: needs a stream of each, in "
                          "that order",
                          copy->src_device, copy->dst_device);
+    /* A copy may go on a stream of a device that is not current; only a
+     * kernel launch may not. */
     for (size_t done = 0; done < bytes;) {
         size_t n = bytes - done < copy->chunk ? bytes - done : copy->chunk;
         int b = copy->next;

@@ -2,7 +2,9 @@
 # cuda-p2p.sh - mgpu-p2p and mgpu-compare on GPUs: every copy matrix of
 # every GPU pair measured, verified and shaped right; peer access and peer
 # copies where NVLink joins a pair; the links from NVML (or the labelled
-# guess); the sweep's sizes in bytes; a corrupted byte caught by the
+# guess); the sweep's sizes in bytes, each pair's and all at once; the
+# staged copies in chunks, verified, and set against the pinned copies they
+# are made of; a corrupted byte caught by the
 # check kernel in device memory and by the host in pinned memory; --test
 # running only the tests it names, verified; and mgpu-compare on 1 to all
 # GPUs (at most 4), every run verified.
@@ -85,9 +87,21 @@ for a in range(n):
         assert type(count) is int and count >= 0, (a, b, count)
         assert path in ('PIX', 'PXB', 'PHB', 'NODE', 'SYS', 'BOARD'), (a, b, path)
         assert link == 'none' or (count > 0) == (link in ('NVLink', 'NVSwitch')), (a, b, link, count)"
-py "the size sweep's rows are byte counts, 4096 doubling to 64 MiB" "$tmp.json" "
-rows = DATA['figures']['sweep_bw']['rows']
-assert rows == [4096 << i for i in range(15)], rows"
+py "the size sweep's rows are byte counts, 4096 doubling to 64 MiB; all measured" "$tmp.json" "
+f = DATA['figures']
+n = DATA['devices']
+sweeps = ['sweep_h2d_0', 'sweep_d2h_0', 'sweep_local_0']
+if n > 1:
+    sweeps += ['sweep_staged_0_1', 'sweep_staged_1_0']
+for key in sweeps:
+    assert f[key]['rows'] == [4096 << i for i in range(15)], (key, f[key]['rows'])
+    assert all(v > 0 for row in f[key]['value'] for v in row), (key, f[key]['value'])
+for kind in ('peer', 'kernel', 'staged'):
+    assert (n > 1) == ('sweep_%s_all' % kind in f), kind
+if n > 1:
+    assert all(v > 0 for row in f['sweep_staged_all']['value'] for v in row)
+    ratio = f['staged_over_pinned_one_way']['value']
+    assert all((v is None) == (a == b) for a, r in enumerate(ratio) for b, v in enumerate(r)), ratio"
 
 # Check 1 is a device-memory destination (host-to-device); with one device,
 # one sample and no warm-up, check 2 is pinned host memory (device-to-host).
@@ -126,6 +140,14 @@ if [ "$gpus" -ge 2 ]; then
     code=$?
     [ "$code" -eq 1 ] && grep -q "verification failed: staged copy 0 -> 1" "$tmp.err"
     tap $? "--test=device_to_device_staged_memcpy_ce, MGPU_P2P_CORRUPT=1: caught, exit 1 (exit $code)"
+    # Chunks of odd sizes through the fewest buffers, one way, both ways and
+    # all at once, sizes of every remainder: each copy verified.
+    run_limited "$p2p" --backend=cuda --devices=2 --bytes=5000001 --staging-chunk=65537 \
+        --staging-buffers=2 -t device_to_device_staged,device_to_device_bidirectional_staged \
+        -t size_sweep_staged -b 1 -e 5000001 -f 7 --repeat=2 >/dev/null 2>"$tmp.err"
+    code=$?
+    tap "$code" "staged copies in chunks of 65537 bytes through 2 buffers, 1 byte to 5 MB: verified (exit $code)"
+    [ "$code" -eq 0 ] || sed 's/^/# stderr: /' "$tmp.err"
 fi
 
 mpirun=${MPIRUN:-$(command -v mpirun)}

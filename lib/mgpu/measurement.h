@@ -2,9 +2,8 @@
  * statistics of samples (lib/timing.c), the copy bandwidth of a device and
  * the copy ceiling a stencil step is measured against (lib/ceiling.c), and
  * what mgpu-p2p needs to time copies honestly: the verification pattern
- * and the spin (lib/measure.c, lib/measure-cuda.cu), the staged copy queued
- * on streams and the driver's view of a link (lib/peer.c), how two devices
- * are linked (lib/nvml.c).
+ * and the spin (lib/measure.c, lib/measure-cuda.cu), the driver's view of
+ * a link (lib/peer.c), how two devices are linked (lib/nvml.c).
  */
 #ifndef MGPU_MEASUREMENT_H
 #define MGPU_MEASUREMENT_H
@@ -47,8 +46,8 @@ mgpu_status mgpu_copy_ceiling_device(int device, size_t field_bytes, double *gbp
 /* ------------------------- measuring copies (lib/measure.c, lib/peer.c) */
 
 /* What mgpu-p2p needs to time copies honestly: a pattern that proves every
- * byte of a copy arrived, a spin that holds a stream while the host queues
- * the timed copies, and the staged path queued on streams. */
+ * byte of a copy arrived, and a spin that holds a stream while the host
+ * queues the timed copies. */
 
 /* The "device" of host memory (pinned or pageable) for the pattern calls. */
 #define MGPU_HOST_MEMORY (-1)
@@ -116,14 +115,6 @@ typedef struct mgpu_link_info {
 mgpu_status mgpu_link_query(int device, int peer, mgpu_link_info *info);
 /* "unknown", "guess", "nvml" */
 const char *mgpu_link_source_name(mgpu_link_source source);
-
-/* mgpu_copy_staged queued on streams: SRC to pinned STAGING on FROM (a
- * stream of SRC_DEVICE), EVENT (of SRC_DEVICE) recorded after it, and
- * STAGING to DST on TO (a stream of DST_DEVICE) once EVENT has happened.
- * Returns at once; the host backend copies at once. */
-mgpu_status mgpu_copy_staged_async(void *dst, int dst_device, const void *src, int src_device,
-                                   size_t bytes, void *staging, mgpu_stream *from, mgpu_stream *to,
-                                   mgpu_event *event);
 
 #ifdef __cplusplus
 }
