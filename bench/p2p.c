@@ -79,7 +79,7 @@ static int parse_size(const char *option, const char *text, size_t min, size_t *
     return -1;
 }
 
-/* --sizes=MIN:MAX (-b MIN -e MAX -f 2), or none. */
+/* --sizes=MIN:MAX (-b MIN -e MAX), or none. */
 static int parse_sweep(const char *text, p2p_options *opt, int *min_given, int *max_given)
 {
     opt->no_sweep = strcmp(text, "none") == 0;
@@ -98,8 +98,6 @@ static int parse_sweep(const char *text, p2p_options *opt, int *min_given, int *
         code = parse_size("sizes", colon + 1, 1, &opt->sweep_max);
     if (code < 0 && opt->sweep_max < opt->sweep_min)
         return usage_error("--sizes: '%s': the largest size is smaller than the smallest", text);
-    opt->sweep_factor = 2;
-    opt->sweep_step = 0;
     *min_given = *max_given = 1;
     return code;
 }
@@ -215,7 +213,7 @@ static void print_help(void)
                                           "(default 2)");
     bench_help_line("-i, --stepbytes=SIZE", "each size of the sweep SIZE bytes past the last, "
                                             "instead of -f");
-    bench_help_line("--sizes=MIN:MAX", "the same as -b MIN -e MAX -f 2; none: no sweep");
+    bench_help_line("--sizes=MIN:MAX", "the same as -b MIN -e MAX; none: no sweep");
     bench_help_line("--staging-chunk=SIZE", "staged copies go in chunks of SIZE, at most 1G "
                                             "(default 4M)");
     bench_help_line("--staging-buffers=N", "through N pinned buffers, 2 to 8 (default 3)");
