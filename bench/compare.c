@@ -535,7 +535,9 @@ static int parse_options(options *opt, int argc, char **argv)
 
 /* ------------------------------------------------------------ discovery */
 
-/* The folder this program lives in. */
+/* The folder this program lives in.  In the build tree, linked with the
+ * shared library, it runs from .libs/ under that folder, started by the
+ * wrapper script libtool puts in the folder. */
 static void own_folder(const char *argv0, char *dir, size_t size)
 {
     char self[PATH_MAX];
@@ -549,6 +551,9 @@ static void own_folder(const char *argv0, char *dir, size_t size)
         *slash = '\0';
     else
         snprintf(self, sizeof self, ".");
+    size_t len = strlen(self);
+    if (len > 6 && strcmp(self + len - 6, "/.libs") == 0)
+        self[len - 6] = '\0';
     snprintf(dir, size, "%s", self);
 }
 

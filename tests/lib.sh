@@ -27,6 +27,12 @@ run_limited() {
     fi
 }
 
+# needed FILE: the libraries an executable or shared library names in its
+# dynamic section (readelf, of binutils), one a line.
+needed() {
+    readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'
+}
+
 # milliseconds: a clock in milliseconds (GNU date; 0 where it has no %N), so
 # that each run's TAP line says how long it took: where a suite's time goes
 # on a GPU machine is read from its logs.
