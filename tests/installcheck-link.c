@@ -1,7 +1,7 @@
 /* installcheck-link.c - a user's first program against the installed mgpu:
  * `make installcheck' builds it with nothing but
  *     cc t.c $(pkg-config --cflags --libs mgpu)
- * (and with --static; tests/installcheck.sh)
+ * (and with --static, and by CMake's find_package(mgpu); tests/installcheck.sh)
  * and runs it.  Two host-backend devices step the stencil and must match the
  * single-device reference bit for bit, so the library's OpenMP kernels, its
  * libm calls and (in a CUDA build) the CUDA runtime are all linked. */

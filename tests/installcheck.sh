@@ -1,8 +1,10 @@
 #!/bin/sh
 # installcheck.sh - `make installcheck': the installed mgpu taken as its
-# users take it.  A program of theirs (PROGRAM.c) is built two ways and run:
+# users take it.  A program of theirs (PROGRAM.c) is built four ways and run:
 #   pkg-config, shared:  cc t.c $(pkg-config --cflags --libs mgpu)  (the README's line)
 #   pkg-config, static:  the same with --static, and -l:libmgpu.a for -lmgpu
+#   CMake, shared:       find_package(mgpu VERSION) and mgpu::mgpu
+#   CMake, static:       the same with mgpu_USE_STATIC_LIBS=ON
 # Each program's dynamic section must name libmgpu.so's soname, or no
 # libmgpu at all, and its run must step two host devices bit for bit like
 # the C reference.  Then: libmgpu.so has its versioned soname, libmgpu.a
@@ -10,17 +12,21 @@
 # installed <mgpu/NAME.h> compiles alone, and no private header is
 # installed.  A library the build did not make (--disable-shared or
 # --disable-static, as LIBMGPU.LA says) must not be installed, and the
-# cases that need it skip.  Installs
+# cases that need it skip, as the CMake cases do without cmake.  Installs
 # nothing; reads the tree `make install' made under $DESTDIR$prefix.
-# Prints a TAP line a case (tests/lib.sh's tap) and exits 1 if one failed.
+# Prints a TAP line a case (tests/lib.sh's tap; .ci/run counts them) and
+# exits 1 if one failed.
 # Usage: installcheck.sh PROGRAM.c LIBMGPU.LA
-# Environment: CC, PKG_CONFIG, pkgconfigdir (as configured), DESTDIR.
+# Environment: CC, PKG_CONFIG, pkgconfigdir and cmakeconfigdir (as
+# configured), DESTDIR, CMAKE (default: cmake).
 set -u
 src=$1 la=$2
 . "$(dirname "$0")/lib.sh" # tap, needed
 : "${CC:=cc}"
 : "${PKG_CONFIG:=pkg-config}"
+: "${CMAKE:=cmake}"
 : "${pkgconfigdir:?pkgconfigdir is not set}"
+: "${cmakeconfigdir:?cmakeconfigdir is not set}"
 DESTDIR=${DESTDIR-}
 
 pc=$DESTDIR$pkgconfigdir/mgpu.pc
@@ -64,7 +70,8 @@ archive=$(la_value old_library)
 
 # run_consumer DESCRIPTION PROGRAM shared|static [FOLDER]: PROGRAM took
 # that libmgpu, and runs like the reference; FOLDER, where the loader does
-# not look for libmgpu.so on its own, is put on LD_LIBRARY_PATH.
+# not look for libmgpu.so on its own (a program CMake built knows it from
+# its run path), is put on LD_LIBRARY_PATH.
 run_consumer() {
     took=$(needed "$2" | grep '^libmgpu\.')
     case $3 in
@@ -139,6 +146,57 @@ if [ -n "$archive" ]; then
     fi
 else
     tap 0 "pkg-config --static # SKIP no libmgpu.a (--disable-static)"
+fi
+
+# ------------------------------------------------------------------- CMake
+config=$DESTDIR$cmakeconfigdir/mgpuConfig.cmake
+if ! command -v "$CMAKE" >/dev/null 2>&1; then
+    tap 0 "CMake, shared and static # SKIP no $CMAKE (tools/install-deps installs cmake)"
+elif [ ! -f "$config" ]; then
+    tap 1 "CMake: $config is installed"
+elif [ -n "$DESTDIR" ] && ! grep -q '"${_mgpu_prefix}/' "$config"; then
+    tap 0 "CMake, shared and static # SKIP mgpuConfig.cmake names libdir and includedir in full \
+(not both under the prefix), and they are only under DESTDIR"
+else
+    mkdir project
+    cp t.c project/
+    # find_package turns away a version newer than the install, then takes
+    # the install's own.
+    cat >project/CMakeLists.txt <<END
+cmake_minimum_required(VERSION 3.13)
+project(mgpu_consumer C)
+find_package(mgpu 999.0 QUIET)
+if(mgpu_FOUND)
+  message(FATAL_ERROR "find_package(mgpu 999.0) took version \${mgpu_VERSION}")
+endif()
+find_package(mgpu $version REQUIRED)
+add_executable(t t.c)
+target_link_libraries(t PRIVATE mgpu::mgpu)
+END
+    for kind in shared static; do
+        if [ $kind = shared ] && [ -z "$soname" ]; then
+            tap 0 "CMake, shared # SKIP no libmgpu.so (--disable-shared)"
+            continue
+        elif [ $kind = static ] && [ -z "$archive" ]; then
+            tap 0 "CMake, static # SKIP no libmgpu.a (--disable-static)"
+            continue
+        fi
+        use_static=$([ $kind = static ] && echo ON || echo OFF)
+        echo "# $CMAKE -S project -B $kind -DCMAKE_PREFIX_PATH=$prefix -Dmgpu_USE_STATIC_LIBS=$use_static"
+        if CC=$CC "$CMAKE" -S project -B $kind -DCMAKE_PREFIX_PATH="$prefix" \
+            -Dmgpu_USE_STATIC_LIBS=$use_static >cmake.log 2>&1 &&
+            "$CMAKE" --build $kind >>cmake.log 2>&1; then
+            dir=$(sed -n 's/^mgpu_DIR:PATH=//p' $kind/CMakeCache.txt)
+            if [ "$dir" = "$DESTDIR$cmakeconfigdir" ]; then
+                run_consumer "CMake, mgpu::mgpu" ./$kind/t $kind
+            else
+                tap 1 "CMake, $kind: find_package(mgpu) took $dir, not $DESTDIR$cmakeconfigdir"
+            fi
+        else
+            sed 's/^/# /' cmake.log | tail -20
+            tap 1 "CMake, $kind: find_package(mgpu $version) and mgpu::mgpu build t.c"
+        fi
+    done
 fi
 
 # ----------------------------------------------------------------- headers
