@@ -91,6 +91,32 @@ hold_gpus() {
     make tests/gpu-hold >/dev/null 2>&1 && { tests/gpu-hold $$ </dev/null >/dev/null 2>&1 & }
 }
 
+# libtool for ./bootstrap where the machine has none (libtoolize): a tree
+# that `dpkg -x` made of Debian's libtool and autotools-dev packages, carried
+# in; MGPU_LIBTOOL_ROOT names it (default /tmp/libtool-root), and
+# doc/contributing.md ("GPU tests") says how to make it.  Its libtoolize
+# finds its files through _lt_pkgdatadir, libtoolize's own override of
+# where they are installed, here links into the carried tree.
+use_carried_libtool() {
+    command -v libtoolize >/dev/null 2>&1 && return 0
+    root=${MGPU_LIBTOOL_ROOT:-/tmp/libtool-root}
+    case $root in /*) ;; *) root=$PWD/$root ;; esac
+    if [ ! -x "$root/usr/bin/libtoolize" ]; then
+        log "no libtoolize here, and none in $root/usr/bin (MGPU_LIBTOOL_ROOT)"
+        return 1
+    fi
+    lt_data=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-libtool.XXXXXX")
+    ln -s "$root/usr/share/libtool/build-aux" "$lt_data/build-aux"
+    ln -s "$root/usr/share/aclocal" "$lt_data/m4"
+    # Must be a folder that is not empty; only libtoolize --ltdl reads it.
+    ln -s "$root/usr/share/libtool/build-aux" "$lt_data/libltdl"
+    _lt_pkgdatadir=$lt_data
+    PATH=$root/usr/bin:$PATH
+    ACLOCAL_PATH=$root/usr/share/aclocal${ACLOCAL_PATH:+:$ACLOCAL_PATH}
+    export _lt_pkgdatadir PATH ACLOCAL_PATH
+    log "libtool from $root: $(libtoolize --version | sed 1q)"
+}
+
 for stage in $stages; do
     case $stage in
     build | quick* | check* | gpu*) ;;
@@ -99,6 +125,7 @@ for stage in $stages; do
     case $stage in
     build)
         log "build"
+        use_carried_libtool || exit 1
         (./bootstrap && ./configure --with-cuda-arch=sm_90 && make -j32) >"$out/build.log" 2>&1 ||
             { tail -30 "$out/build.log"; exit 1; }
         ;;
