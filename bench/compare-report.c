@@ -196,7 +196,7 @@ static int row_fields(const cmp_row *r, field *f)
     NUMBER("gbytes_per_s", r->gbytes_per_s);
     NUMBER("exchange_s", r->exchange_s);
     NUMBER("exchange_share", r->exchange_share);
-    NUMBER("copy_gbps", r->copy_gbps);
+    NUMBER("copy_gbytes_per_s", r->copy_gbytes_per_s);
     NUMBER("roofline", r->roofline);
     NUMBER("baseline_s", r->baseline_s);
     NUMBER("speedup", r->speedup);
@@ -420,7 +420,7 @@ static json_t *metadata_json(const cmp_rows *rows)
     return metadata;
 }
 
-/* results.json: {"schema": 1, "metadata": {...}, "runs": [{...}, ...]}. */
+/* results.json: {"schema": 2, "metadata": {...}, "runs": [{...}, ...]}. */
 int cmp_write_json(const cmp_rows *rows, const char *path)
 {
     json_t *runs = json_array();

@@ -22,6 +22,7 @@
 
 #include "compare.h"
 #include "mgpu.h"
+#include "mgpu/harness.h"
 
 /* ---------------------------------------------------------------- rows */
 
@@ -39,7 +40,7 @@ cmp_row *cmp_rows_add(cmp_rows *rows)
     memset(r, 0, sizeof *r);
     r->time_s = r->time_min_s = r->time_max_s = r->us_per_step = NAN;
     r->gcells_per_s = r->gbytes_per_s = r->exchange_s = r->exchange_share = NAN;
-    r->copy_gbps = r->roofline = r->baseline_s = r->speedup = r->efficiency = NAN;
+    r->copy_gbytes_per_s = r->roofline = r->baseline_s = r->speedup = r->efficiency = NAN;
     r->host_issue_us_per_step = r->host_wait_us_per_step = r->device_us_per_step = NAN;
     r->max_error = r->exchanges = NAN;
     r->verified = -1;
@@ -294,7 +295,9 @@ static int status_of(reader *rd, cmp_status *status)
     return bad(rd, "\"status\": '%s' is none of ok, failed, skipped", text);
 }
 
-int cmp_row_from_object(cmp_row *row, json_t *o, int results, char *error, size_t error_size)
+/* ROW from O, in this vocabulary (schema 2); RESULTS: a run of a
+ * results.json. */
+static int row_from(cmp_row *row, json_t *o, int results, char *error, size_t error_size)
 {
     reader rd = {o, error, error_size};
     long long devices, repeats;
@@ -348,7 +351,7 @@ int cmp_row_from_object(cmp_row *row, json_t *o, int results, char *error, size_
     row->time_block = (int) time_block;
     if (MEASURE(time_s) || MEASURE(time_min_s) || MEASURE(time_max_s) || MEASURE(us_per_step) ||
         MEASURE(gcells_per_s) || MEASURE(gbytes_per_s) || MEASURE(exchange_s) ||
-        MEASURE(exchange_share) || MEASURE(copy_gbps) || MEASURE(roofline) ||
+        MEASURE(exchange_share) || MEASURE(copy_gbytes_per_s) || MEASURE(roofline) ||
         MEASURE(host_issue_us_per_step) || MEASURE(host_wait_us_per_step) ||
         MEASURE(device_us_per_step) || MEASURE(max_error) || verdict_of(&rd, &row->verified) != 0 ||
         binding_of(&rd) != 0)
@@ -369,6 +372,94 @@ int cmp_row_from_object(cmp_row *row, json_t *o, int results, char *error, size_
     return 0;
 }
 
+/* ------------------------------------------------- schema 1's vocabulary */
+
+/* The fields schema 2 renamed, so that GB/s has one spelling. */
+static const struct renamed {
+    const char *old, *now;
+} renamed[] = {
+    {.old = "copy_gbps", .now = "copy_gbytes_per_s"},
+    {.old = "upload_gbps", .now = "upload_gbytes_per_s"},
+    {.old = "download_gbps", .now = "download_gbytes_per_s"},
+};
+#define NRENAMED ((int) (sizeof renamed / sizeof renamed[0]))
+
+/* KEY's name in schema 2. */
+static const char *name_now(const char *key)
+{
+    for (int i = 0; i < NRENAMED; i++) {
+        if (strcmp(key, renamed[i].old) == 0)
+            return renamed[i].now;
+    }
+    return key;
+}
+
+/* The value of KEY in schema 2: the yes-or-no texts of schema 1 (mgpu-mpi's
+ * overlap and cuda_aware, yes, no or unknown; mgpu-streams' overlap, on or
+ * off) as booleans, null where not known; any other value as it is. */
+static json_t *value_now(const char *key, json_t *value)
+{
+    const char *text = json_string_value(value);
+    if (!text || (strcmp(key, "overlap") != 0 && strcmp(key, "cuda_aware") != 0))
+        return json_incref(value);
+    if (strcmp(text, "yes") == 0 || strcmp(text, "on") == 0)
+        return json_true();
+    if (strcmp(text, "no") == 0 || strcmp(text, "off") == 0)
+        return json_false();
+    return strcmp(text, "unknown") == 0 ? json_null() : json_incref(value);
+}
+
+/* The vocabulary O is written in: SCHEMA, the results.json's of a run of
+ * one; for a program's record (SCHEMA 0), its own "schema" (1 where it has
+ * none). */
+static int vocabulary_of(const json_t *o, int schema)
+{
+    const json_t *own = json_object_get(o, "schema");
+    if (schema > 0)
+        return schema;
+    return json_is_integer(own) ? (int) json_integer_value(own) : 1;
+}
+
+/* O in schema 2's vocabulary: O itself (a new reference) when it is in it,
+ * else a new object of O's fields in their order, each renamed field under
+ * its name now, each yes-or-no text a boolean, and a record's "schema" 2.
+ * NULL with a message in ERROR when out of memory, or when O has a field
+ * under both its names. */
+static json_t *in_vocabulary(json_t *o, int schema, char *error, size_t size)
+{
+    if (!json_is_object(o) || vocabulary_of(o, schema) >= 2)
+        return json_incref(o);
+    json_t *now = json_object();
+    const char *key;
+    json_t *value;
+    json_object_foreach(o, key, value) {
+        const char *name = name_now(key);
+        if (name != key && json_object_get(o, name)) {
+            snprintf(error, size, "\"%s\" and \"%s\": one field under both its names", key, name);
+            json_decref(now);
+            return NULL;
+        }
+        json_t *field = strcmp(key, "schema") == 0 ? json_integer(MGPU_RECORD_SCHEMA)
+                                                   : value_now(key, value);
+        if (!now || json_object_set_new(now, name, field) != 0) {
+            snprintf(error, size, "out of memory");
+            json_decref(now);
+            return NULL;
+        }
+    }
+    return now;
+}
+
+int cmp_row_from_object(cmp_row *row, json_t *object, int schema, char *error, size_t error_size)
+{
+    json_t *o = in_vocabulary(object, schema, error, error_size);
+    if (!o)
+        return -1;
+    int rc = row_from(row, o, schema > 0, error, error_size);
+    json_decref(o);
+    return rc;
+}
+
 /* ------------------------------------------------------- results.json */
 
 /* The metadata of a results.json: flat, its texts plain. */
@@ -383,8 +474,9 @@ static int metadata_of(json_t *metadata, char *error, size_t size)
     return 0;
 }
 
-/* The runs of RUNS (an array of objects) appended to ROWS. */
-static int add_runs(json_t *runs, cmp_rows *rows, char *error, size_t size)
+/* The runs of RUNS (an array of objects, of a results.json of SCHEMA)
+ * appended to ROWS. */
+static int add_runs(json_t *runs, int schema, cmp_rows *rows, char *error, size_t size)
 {
     size_t index;
     json_t *run;
@@ -405,7 +497,7 @@ static int add_runs(json_t *runs, cmp_rows *rows, char *error, size_t size)
             snprintf(error, size, "out of memory");
             return -1;
         }
-        if (cmp_row_from_object(row, run, 1, why, sizeof why) != 0) {
+        if (cmp_row_from_object(row, run, schema, why, sizeof why) != 0) {
             snprintf(error, size, "run %zu: %s", index + 1, why);
             return -1;
         }
@@ -413,7 +505,7 @@ static int add_runs(json_t *runs, cmp_rows *rows, char *error, size_t size)
     return 0;
 }
 
-/* {"schema": 1, "metadata": {...}, "runs": [...]}, nothing else. */
+/* {"schema": 1 or 2, "metadata": {...}, "runs": [...]}, nothing else. */
 static int add_results(json_t *results, cmp_rows *rows, char *error, size_t size)
 {
     const char *key;
@@ -426,14 +518,16 @@ static int add_results(json_t *results, cmp_rows *rows, char *error, size_t size
             return -1;
         }
     }
-    if (!json_is_integer(schema) || json_integer_value(schema) != CMP_RESULTS_SCHEMA) {
-        snprintf(error, size, "\"schema\": not %d (this mgpu-compare reads schema %d)",
-                 CMP_RESULTS_SCHEMA, CMP_RESULTS_SCHEMA);
+    if (!json_is_integer(schema) || json_integer_value(schema) < 1 ||
+        json_integer_value(schema) > CMP_RESULTS_SCHEMA) {
+        snprintf(error, size, "\"schema\": not 1 to %d (the schemas this mgpu-compare reads)",
+                 CMP_RESULTS_SCHEMA);
         return -1;
     }
     if (metadata_of(json_object_get(results, "metadata"), error, size) != 0)
         return -1;
-    return add_runs(json_object_get(results, "runs"), rows, error, size);
+    return add_runs(json_object_get(results, "runs"), (int) json_integer_value(schema), rows, error,
+                    size);
 }
 
 int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error, size_t error_size)
@@ -450,8 +544,9 @@ int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error,
     json_t *results = cmp_json_load(text, len, error, error_size);
     if (!results)
         return -1;
-    /* An array of runs: what mgpu-compare wrote before schema 1. */
-    int rc = json_is_array(results) ? add_runs(results, rows, error, error_size)
+    /* An array of runs: what mgpu-compare wrote before schema 1, in schema
+     * 1's vocabulary. */
+    int rc = json_is_array(results) ? add_runs(results, 1, rows, error, error_size)
                                     : add_results(results, rows, error, error_size);
     json_decref(results);
     return rc;

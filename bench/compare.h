@@ -49,7 +49,7 @@ typedef struct cmp_row {
     cmp_status status;
     char reason[256]; /* why it failed or was skipped */
     double time_s, time_min_s, time_max_s, us_per_step, gcells_per_s, gbytes_per_s;
-    double exchange_s, exchange_share, copy_gbps, roofline;
+    double exchange_s, exchange_share, copy_gbytes_per_s, roofline;
     /* Where a step's time went: the host issuing it, the host waiting, and the
      * largest part's kernel alone (the record's fields of these names). */
     double host_issue_us_per_step, host_wait_us_per_step, device_us_per_step;
@@ -138,9 +138,10 @@ void cmp_catch_signals(void);
  * judged by compare-row.c. */
 
 /* What results.json says it is: {"schema": CMP_RESULTS_SCHEMA, "metadata":
- * {...}, "runs": [...]} (doc/record.md).  An array of runs alone is what
- * mgpu-compare wrote before, still read. */
-#define CMP_RESULTS_SCHEMA 1
+ * {...}, "runs": [...]} (doc/record.md).  Schema 1, and an array of runs
+ * alone (what mgpu-compare wrote before schema 1), are still read, in
+ * schema 1's vocabulary. */
+#define CMP_RESULTS_SCHEMA 2
 /* A record has about 40 fields; more than this is an error, not a cut. */
 #define CMP_JSON_FIELDS 256
 /* The longest key read. */
@@ -155,11 +156,14 @@ json_t *cmp_json_load(const char *text, size_t len, char *error, size_t error_si
  * forms, no surrogates, nothing above U+10FFFF), or 0 (a NUL ends S). */
 size_t cmp_utf8_length(const unsigned char *s);
 
-/* Fill ROW from OBJECT: the record a program printed, or (RESULTS) a run of
- * results.json, which also has the status and the reason.  Every field is
- * checked (see compare-row.c); the row keeps OBJECT (a reference) for the
- * fields it has no place for.  0, or -1 with a message naming the field. */
-int cmp_row_from_object(cmp_row *row, json_t *object, int results, char *error, size_t error_size);
+/* Fill ROW from OBJECT: the record a program printed (SCHEMA 0: its own
+ * "schema" says its vocabulary), or a run of a results.json of SCHEMA 1 or
+ * 2, which also has the status and the reason.  Schema 1's names and
+ * yes-or-no texts are read as schema 2's (doc/record.md).  Every field is
+ * checked (see compare-row.c); the row keeps the object, in schema 2's
+ * vocabulary, for the fields it has no place for.  0, or -1 with a message
+ * naming the field. */
+int cmp_row_from_object(cmp_row *row, json_t *object, int schema, char *error, size_t error_size);
 /* The rows of a results.json in TEXT (LEN bytes, NUL-terminated after
  * them), appended to ROWS.  0, or -1 with a message naming the run and the
  * field.  What --from does with a file, and the fuzz test with its inputs. */

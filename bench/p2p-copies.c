@@ -459,13 +459,17 @@ mgpu_status p2p_measure_links(p2p_ctx *ctx)
     int n = ctx->n;
     p2p_figure *devices, *access, *link, *nvlinks, *path, *source, *rank, *atomics;
     NEW_FIGURE(devices, figure(ctx, "devices", n, 6, "the devices", "",
-                               "as the driver reports them; peak_gbps: memory clock x bus "
+                               "as the driver reports them; peak_gbytes_per_s: memory clock x bus "
                                "width x 2 (double data rate)",
                                1));
     p2p_figure_device_rows(devices);
     devices->row_title = "device";
-    static const char *const device_columns[] = {
-        "name", "pci_bus_id", "memory_gib", "multiprocessors", "compute_capability", "peak_gbps"};
+    static const char *const device_columns[] = {"name",
+                                                 "pci_bus_id",
+                                                 "memory_gib",
+                                                 "multiprocessors",
+                                                 "compute_capability",
+                                                 "peak_gbytes_per_s"};
     for (int c = 0; c < 6; c++)
         snprintf(devices->column_names[c], P2P_LABEL, "%s", device_columns[c]);
     for (int d = 0; d < n; d++) {
@@ -850,7 +854,7 @@ mgpu_status p2p_measure_local(p2p_ctx *ctx)
     NEW_FIGURE(f, figure(ctx, "local_bw", ctx->n, 1,
                          "device-to-device copy within each device (the memory ceiling)", "GB/s",
                          "GB/s = 2 x bytes / time: each byte copied is read once and written "
-                         "once (read+write counted, as the stencil record's copy_gbps)",
+                         "once (read+write counted, as the stencil record's copy_gbytes_per_s)",
                          1));
     p2p_figure_device_rows(f);
     snprintf(f->column_names[0], P2P_LABEL, "copy");

@@ -443,14 +443,14 @@ static mgpu_status measure(harness *h, mgpu_record *record, mgpu_progress *progr
         status = g->release(g->ctx);
     if (status == MGPU_OK && g) {
         mgpu_progress_note(progress, "the copy ceiling");
-        status = group_ceiling(g, field_bytes, &record->copy_gbps);
+        status = group_ceiling(g, field_bytes, &record->copy_gbytes_per_s);
     } else if (status == MGPU_OK) {
         mgpu_progress_note(progress, "timing one step alone, and the copy ceiling");
         status = mgpu_step_device_time(opt, ndevices, &record->device_step_s);
         if (status == MGPU_OK)
-            status = mgpu_copy_ceiling(ndevices, field_bytes, &record->copy_gbps);
-        if (record->copy_gbps < ceiling_before)
-            record->copy_gbps = ceiling_before;
+            status = mgpu_copy_ceiling(ndevices, field_bytes, &record->copy_gbytes_per_s);
+        if (record->copy_gbytes_per_s < ceiling_before)
+            record->copy_gbytes_per_s = ceiling_before;
     }
     if (status == MGPU_OK && g && verify) {
         g->gather_rows(g->ctx, rows, slabs, opt->nx, field);

@@ -105,8 +105,7 @@ void mgpu_record_set_text(mgpu_record *record, const char *key, const char *text
     if (field == NULL)
         return;
     copy_text(field->text, sizeof field->text, text ? text : "");
-    field->number = 0.0;
-    field->is_number = 0;
+    field->kind = MGPU_RECORD_TEXT;
 }
 
 void mgpu_record_set_number(mgpu_record *record, const char *key, double number)
@@ -115,9 +114,18 @@ void mgpu_record_set_number(mgpu_record *record, const char *key, double number)
 
     if (field == NULL)
         return;
-    field->text[0] = '\0';
     field->number = number;
-    field->is_number = 1;
+    field->kind = MGPU_RECORD_NUMBER;
+}
+
+void mgpu_record_set_boolean(mgpu_record *record, const char *key, int value)
+{
+    mgpu_record_extra *field = extra_field(record, key);
+
+    if (field == NULL)
+        return;
+    field->boolean = value < 0 ? -1 : value > 0;
+    field->kind = MGPU_RECORD_BOOLEAN;
 }
 
 void mgpu_record_set_gpus(mgpu_record *record, const mgpu_gpu_id *gpus, int count)
@@ -134,6 +142,7 @@ typedef enum field_kind {
     FIELD_COUNT,   /* integer; below 0: not known */
     FIELD_NUMBER,  /* number; not finite: not measured */
     FIELD_VERDICT, /* integer 1 passed, 0 failed, -1 not checked */
+    FIELD_BOOLEAN, /* integer 1 true, 0 false, -1 not known */
     FIELD_GPUS     /* the machine's GPUs: a JSON array of objects, in CSV and
                       the table that array's JSON text */
 } field_kind;
@@ -186,6 +195,11 @@ static void add_verdict(field_list *list, const char *key, int verdict)
     add_field(list, (field){.key = key, .kind = FIELD_VERDICT, .integer = verdict});
 }
 
+static void add_boolean(field_list *list, const char *key, int value)
+{
+    add_field(list, (field){.key = key, .kind = FIELD_BOOLEAN, .integer = value});
+}
+
 /* NUMERATOR / DENOMINATOR, or NaN ("not measured") unless DENOMINATOR > 0. */
 static double quotient(double numerator, double denominator)
 {
@@ -221,7 +235,7 @@ static void add_speed_fields(field_list *list, const mgpu_record *r)
     double gcells_per_s = quotient(cell_steps, time_s) / 1e9;
     double gbytes_per_s = gcells_per_s * BYTES_PER_CELL;
     double exchange_s = nonnegative_or_nan(r->exchange_s);
-    double copy_gbps = positive_or_nan(r->copy_gbps);
+    double copy_gbytes_per_s = positive_or_nan(r->copy_gbytes_per_s);
     double baseline_s = positive_or_nan(r->baseline_s);
     double speedup = quotient(baseline_s, time_s);
 
@@ -236,8 +250,8 @@ static void add_speed_fields(field_list *list, const mgpu_record *r)
     add_number(list, "gbytes_per_s", gbytes_per_s);
     add_number(list, "exchange_s", exchange_s);
     add_number(list, "exchange_share", quotient(exchange_s, time_s));
-    add_number(list, "copy_gbps", copy_gbps);
-    add_number(list, "roofline", quotient(gbytes_per_s, copy_gbps));
+    add_number(list, "copy_gbytes_per_s", copy_gbytes_per_s);
+    add_number(list, "roofline", quotient(gbytes_per_s, copy_gbytes_per_s));
     add_number(list, "baseline_s", baseline_s);
     add_number(list, "speedup", speedup);
     add_number(list, "efficiency", quotient(speedup, (double) r->devices));
@@ -258,8 +272,10 @@ static void add_extra_fields(field_list *list, const mgpu_record *r)
 {
     for (int i = 0; i < r->nextra && i < MGPU_RECORD_EXTRA; i++) {
         const mgpu_record_extra *extra = &r->extra[i];
-        if (extra->is_number)
+        if (extra->kind == MGPU_RECORD_NUMBER)
             add_number(list, extra->key, extra->number);
+        else if (extra->kind == MGPU_RECORD_BOOLEAN)
+            add_boolean(list, extra->key, extra->boolean);
         else
             add_text(list, extra->key, extra->text);
     }
@@ -401,6 +417,7 @@ static int is_measured(const field *f)
     case FIELD_TEXT:
         return f->text != NULL;
     case FIELD_COUNT:
+    case FIELD_BOOLEAN:
         return f->integer >= 0;
     case FIELD_NUMBER:
         return isfinite(f->number);
@@ -508,6 +525,7 @@ static json_t *field_json(const field *f)
             return json_integer((json_int_t) f->number);
         return json_real(f->number);
     case FIELD_VERDICT:
+    case FIELD_BOOLEAN:
         return f->integer < 0 ? json_null() : json_boolean(f->integer > 0);
     case FIELD_GPUS:
         return gpus_json(f->machine);
@@ -640,6 +658,9 @@ static int print_value(const field *f, const value_style *style, FILE *out)
         break;
     case FIELD_VERDICT:
         fputs(style->verdict[f->integer > 0 ? 0 : f->integer == 0 ? 1 : 2], out);
+        break;
+    case FIELD_BOOLEAN:
+        fputs(f->integer > 0 ? "true" : "false", out);
         break;
     case FIELD_GPUS: {
         char *text = gpus_text(f->machine);

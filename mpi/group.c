@@ -247,8 +247,8 @@ mgpu_group ranks_group = {
 void ranks_describe(mgpu_record *record)
 {
     record->exchange = job.transport->mode;
-    mgpu_record_set_text(record, "overlap", ranks_overlap ? "yes" : "no");
-    mgpu_record_set_text(record, "cuda_aware", ranks_cuda_aware_name(job.aware));
+    mgpu_record_set_boolean(record, "overlap", ranks_overlap != 0);
+    mgpu_record_set_boolean(record, "cuda_aware", job.aware);
     mgpu_record_set_number(record, "hosts", job.hosts);
     /* "Open MPI v4.1.4, package: ..." is cut after the name and version. */
     char library[MPI_MAX_LIBRARY_VERSION_STRING];

@@ -88,7 +88,7 @@ struct ranks_transport {
 
 /* --exchange: job.transport and job.aware, alike in every rank. */
 mgpu_status ranks_transport_choose(const mgpu_options *opt);
-/* The record's name of job.aware: yes, no, unknown. */
+/* How a message names job.aware: yes, no, unknown. */
 const char *ranks_cuda_aware_name(int aware);
 /* nccl: the id of DM's communicator, made by its rank 0 and sent to the
  * others. */

@@ -298,8 +298,8 @@ static mgpu_status compare(pipeline_state *ps, const mgpu_run *run, double pipel
         mgpu_record_set_number(rec, "download_s", down_s);
         mgpu_record_set_number(rec, "overlap_gain", serial_s / pipelined_s);
         mgpu_record_set_number(rec, "pipeline_bound", pipelined_s / longest);
-        mgpu_record_set_number(rec, "upload_gbps", up_bytes * steps / up_s / 1e9);
-        mgpu_record_set_number(rec, "download_gbps", down_bytes * steps / down_s / 1e9);
+        mgpu_record_set_number(rec, "upload_gbytes_per_s", up_bytes * steps / up_s / 1e9);
+        mgpu_record_set_number(rec, "download_gbytes_per_s", down_bytes * steps / down_s / 1e9);
     }
     free(serial);
     free(up);

@@ -251,7 +251,7 @@ static mgpu_status compare(const streams_options *o, streams_domain *dom, const 
     mgpu_record *rec = run->record;
     double steps = (double) run->opt->steps, other_s, other_host_s;
     mgpu_record_set_text(rec, "mode", o->graph ? "graph" : "overlap");
-    mgpu_record_set_text(rec, "overlap", dom->overlap ? "on" : "off");
+    mgpu_record_set_boolean(rec, "overlap", dom->overlap);
     mgpu_record_set_number(rec, "host_us_per_step", host_s / steps * 1e6);
     if (o->graph) {
         MGPU_TRY(time_variant(dom, run, "without the graph", 1, &other_s, &other_host_s));

@@ -36,7 +36,7 @@ aware=$(printf '%s\n' "$probe" | json_field cuda_aware)
 gpu_lock
 echo "# $gpus GPU(s), CUDA-aware MPI: $aware"
 exchanges=staged
-[ "$aware" = yes ] && exchanges="staged mpi"
+[ "$aware" = true ] && exchanges="staged mpi"
 
 common="--backend=cuda --repeat=1 --warmup=0"
 for ranks in 1 2 4; do
@@ -147,7 +147,7 @@ else
         "$prog" $common --exchange=nccl --overlap --nx=65 --ny=65
 fi
 
-if [ "$aware" != yes ]; then
+if [ "$aware" != true ]; then
     run_limited $launch -np 2 "$prog" $common --exchange=mpi --nx=65 --ny=65 --steps=2 \
         >"$tmp.out" 2>"$tmp.err"
     code=$?

@@ -104,7 +104,7 @@ tap $? "monitor: a fault on device $failing ends the run (exit $code, ${took}s)"
 for check in "host_us_per_step host_us_per_step_nograph graph_gain|--graph" \
     "time_overlap_on_s time_overlap_off_s overlap_gain|--overlap=on" \
     "halo_peer_ms halo_peer_async_ms halo_async_gain|--compare-exchange --kernel=jacobi" \
-    "time_serial_s upload_s compute_s download_s pipeline_bound upload_gbps|--pipeline"; do
+    "time_serial_s upload_s compute_s download_s pipeline_bound upload_gbytes_per_s|--pipeline"; do
     fields=${check%|*} mode=${check#*|}
     out=$(run_limited "$prog" $common --verify=none $mode --devices="$gpus" --nx=1024 \
           --ny=1024 --steps=50 --format=json 2>"$err")

@@ -374,7 +374,7 @@ group_mpi() {
     fi
     # mpi (device buffers handed to MPI) needs a CUDA-aware MPI: run it
     # where there is one, else it must be a usage error, never a crash.
-    if [ "$(printf '%s\n' "$out" | json_field cuda_aware)" = yes ]; then
+    if [ "$(printf '%s\n' "$out" | json_field cuda_aware)" = true ]; then
         check_run "mpi: -np $D, mpi, jacobi, 101 x 55" \
             $launch -np $D "$mpi" $cpu --exchange=mpi --kernel=jacobi --nx=101 --ny=55 --steps=5
     else

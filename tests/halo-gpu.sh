@@ -20,7 +20,7 @@ case " $programs " in
         probe=$(run_limited $launch -np 1 "$top_builddir/mpi/mgpu-mpi" $common --nx=3 --ny=3 \
                 --steps=1 --verify=none --format=json 2>&1)
         mpi_modes=staged
-        [ "$(printf '%s\n' "$probe" | json_field cuda_aware)" = yes ] && mpi_modes="staged mpi"
+        [ "$(printf '%s\n' "$probe" | json_field cuda_aware)" = true ] && mpi_modes="staged mpi"
         echo "# mgpu-mpi: modes $mpi_modes"
     else
         echo "# mgpu-mpi is not built or there is no mpirun: its runs are left out"

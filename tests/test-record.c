@@ -53,7 +53,7 @@ static const char *const common_keys[] = {
     "gbytes_per_s",
     "exchange_s",
     "exchange_share",
-    "copy_gbps",
+    "copy_gbytes_per_s",
     "roofline",
     "baseline_s",
     "speedup",
@@ -115,7 +115,7 @@ static void known_record(mgpu_record *record)
     mgpu_record_init(record, &program, &opt);
     record->time = (mgpu_stats){0.5, 0.4, 0.7};
     record->exchange_s = 0.1;
-    record->copy_gbps = 3.2;
+    record->copy_gbytes_per_s = 3.2;
     record->baseline_s = 1.6;
     record->verify = "cpu";
     record->verified = 1;
@@ -270,6 +270,9 @@ static void test_json(void)
     mgpu_record_set_text(&record, "utf8", "caf\xc3\xa9");
     mgpu_record_set_number(&record, "weird", NAN);
     mgpu_record_set_number(&record, "chunks", 16); /* replaces */
+    mgpu_record_set_boolean(&record, "on", 1);
+    mgpu_record_set_boolean(&record, "off", 0);
+    mgpu_record_set_boolean(&record, "unknown", -1);
     print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
 
     CHECK(json[0] == '{' && strchr(json, '\n') == json + strlen(json) - 1,
@@ -287,6 +290,9 @@ static void test_json(void)
           "quote, backslash and control characters escaped");
     CHECK(json_is(json, "utf8", "\"caf\xc3\xa9\""), "UTF-8 kept as it is");
     CHECK(json_is(json, "weird", "null"), "NaN prints as null");
+    CHECK(json_is(json, "on", "true") && json_is(json, "off", "false") &&
+              json_is(json, "unknown", "null"),
+          "extra booleans: true, false, and null where not known");
     CHECK(strstr(json, "nan") == NULL && strstr(json, "inf") == NULL, "no nan or inf");
 }
 
@@ -295,8 +301,8 @@ static void test_not_measured(void)
     mgpu_record record;
     mgpu_options opt = {.nx = 34, .ny = 29, .steps = 5, .devices = 2, .repeat = 3};
     static const char *const nulls[] = {
-        "exchange_s", "exchange_share", "copy_gbps", "roofline",  "baseline_s",   "speedup",
-        "efficiency", "verified",       "max_error", "tolerance", "gcells_per_s",
+        "exchange_s", "exchange_share", "copy_gbytes_per_s", "roofline",  "baseline_s",   "speedup",
+        "efficiency", "verified",       "max_error",         "tolerance", "gcells_per_s",
     };
     char json[MAX_TEXT], csv[MAX_TEXT], table[MAX_TEXT];
 
@@ -327,20 +333,25 @@ static void test_csv(void)
     known_record(&record);
     mgpu_record_set_text(&record, "note", "a, b and \"c\"");
     mgpu_record_set_number(&record, "chunks", 8);
+    mgpu_record_set_boolean(&record, "on", 1);
+    mgpu_record_set_boolean(&record, "off", 0);
+    mgpu_record_set_boolean(&record, "unknown", -1);
     print_to_text(&record, MGPU_FORMAT_CSV, 1, csv);
 
     header_fields = csv_fields(csv, &data);
     data_fields = csv_fields(data, &end);
-    CHECK(header_fields == (int) COMMON_KEYS + 2, "CSV header: %d fields", header_fields);
+    CHECK(header_fields == (int) COMMON_KEYS + 5, "CSV header: %d fields", header_fields);
     CHECK(data_fields == header_fields, "CSV data: %d fields, as many as the header", data_fields);
     CHECK(*end == '\0', "CSV: header and one line, nothing else");
     CHECK(strncmp(csv, "schema,program,strategy,backend,backend_reason,kernel,", 54) == 0,
           "CSV header in the record's order");
     CHECK(strstr(data, "\"a, b and \"\"c\"\"\"") != NULL, "RFC 4180 quoting of , and \"");
     CHECK(strstr(data, ",passed,") != NULL, "verified: passed");
+    CHECK(strstr(data, ",8,true,false,\n") != NULL,
+          "extra booleans: true, false, and an empty cell where not known");
 
     print_to_text(&record, MGPU_FORMAT_CSV, 0, csv);
-    CHECK(strncmp(csv, "1,test-prog,testing,", 20) == 0 && strchr(csv, '\n') == strrchr(csv, '\n'),
+    CHECK(strncmp(csv, "2,test-prog,testing,", 20) == 0 && strchr(csv, '\n') == strrchr(csv, '\n'),
           "CSV without header: the data line only");
 }
 
@@ -351,6 +362,8 @@ static void test_table(void)
 
     known_record(&record);
     mgpu_record_set_text(&record, "context", "runtime");
+    mgpu_record_set_boolean(&record, "on", 1);
+    mgpu_record_set_boolean(&record, "unknown", -1);
     print_to_text(&record, MGPU_FORMAT_TABLE, 1, table);
     CHECK(table[0] == '#' &&
               strstr(table, "8 bytes per interior cell per step (one read and one write of a "
@@ -362,6 +375,10 @@ static void test_table(void)
     }
     CHECK(strstr(table, "\ncontext ") != NULL, "table has the extra field");
     CHECK(strstr(table, "passed") != NULL, "table: verified passed");
+    const char *on = strstr(table, "\non "), *unknown = strstr(table, "\nunknown ");
+    CHECK(on && strncmp(on + 4 + strspn(on + 4, " "), "true\n", 5) == 0 && unknown &&
+              strncmp(unknown + 9 + strspn(unknown + 9, " "), "n/a\n", 4) == 0,
+          "table: an extra boolean true, and n/a where not known");
 }
 
 /* Where and when: the schema first, the machine after the verdict, each
@@ -377,7 +394,7 @@ static void test_metadata(void)
     known_record(&record);
     record.started = 1795391999; /* 2026-11-22T23:59:59Z */
     print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
-    CHECK(strncmp(json, "{\"schema\": 1, \"program\":", 24) == 0, "JSON: schema 1 first");
+    CHECK(strncmp(json, "{\"schema\": 2, \"program\":", 24) == 0, "JSON: schema 2 first");
     CHECK(json_number(json, "schema", &value) && value == MGPU_RECORD_SCHEMA,
           "schema is the number %d", MGPU_RECORD_SCHEMA);
     CHECK(json_is(json, "gpus", "\"host\""), "host backend: gpus \"host\"");
@@ -473,7 +490,7 @@ static void test_extra_limit(void)
     CHECK(record.nextra == MGPU_RECORD_EXTRA, "extras beyond %d are dropped (have %d)",
           MGPU_RECORD_EXTRA, record.nextra);
     mgpu_record_set_text(&record, "k3", "three");
-    CHECK(record.nextra == MGPU_RECORD_EXTRA && !record.extra[3].is_number &&
+    CHECK(record.nextra == MGPU_RECORD_EXTRA && record.extra[3].kind == MGPU_RECORD_TEXT &&
               strcmp(record.extra[3].text, "three") == 0,
           "a full record still replaces an existing key");
 

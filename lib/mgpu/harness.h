@@ -183,11 +183,20 @@ int mgpu_stdout_close(const mgpu_program *program, int code);
 
 #define MGPU_RECORD_EXTRA 12
 
+/* What a program's own field holds: a text, a number, or a boolean (1 true,
+ * 0 false, below 0 not known: null), as it was last set. */
+typedef enum mgpu_record_kind {
+    MGPU_RECORD_TEXT,
+    MGPU_RECORD_NUMBER,
+    MGPU_RECORD_BOOLEAN
+} mgpu_record_kind;
+
 typedef struct mgpu_record_extra {
     const char *key;
-    char text[64]; /* used when !is_number */
-    double number;
-    int is_number;
+    mgpu_record_kind kind;
+    char text[64]; /* MGPU_RECORD_TEXT's */
+    double number; /* MGPU_RECORD_NUMBER's */
+    int boolean;   /* MGPU_RECORD_BOOLEAN's */
 } mgpu_record_extra;
 
 /* Which GPU a device of a run was (doc/record.md, gpu_list): the device's
@@ -213,12 +222,12 @@ typedef struct mgpu_record {
     int devices;
     long long nx, ny, steps;
     int repeats;
-    int halo, time_block; /* --halo; steps per pass as resolved */
-    long long exchanges;  /* halo exchanges per run; <0: not known */
-    mgpu_stats time;      /* seconds for all steps */
-    double exchange_s;    /* the same steps with exchanges only; <0: not measured */
-    double copy_gbps;     /* copy ceiling of the devices used; 0: not measured */
-    double baseline_s;    /* one device, same run; 0: not measured */
+    int halo, time_block;     /* --halo; steps per pass as resolved */
+    long long exchanges;      /* halo exchanges per run; <0: not known */
+    mgpu_stats time;          /* seconds for all steps */
+    double exchange_s;        /* the same steps with exchanges only; <0: not measured */
+    double copy_gbytes_per_s; /* copy ceiling of the devices used; 0: not measured */
+    double baseline_s;        /* one device, same run; 0: not measured */
     /* Where a step's time goes, seconds per step (<0: not measured): the
      * host issuing it, the host waiting (at barriers, for devices), and the
      * kernel of the largest part alone on its device. */
@@ -285,13 +294,16 @@ extern const char *const mgpu_record_machine_fields[];
 
 /* The version of the record's layout, its first field ("schema"); raised
  * when a field changes name, unit or meaning (doc/record.md). */
-#define MGPU_RECORD_SCHEMA 1
+#define MGPU_RECORD_SCHEMA 2
 
 /* Fill the common fields from OPT and stamp the start time; time and
  * verification stay unset. */
 void mgpu_record_init(mgpu_record *record, const mgpu_program *program, const mgpu_options *opt);
 void mgpu_record_set_text(mgpu_record *record, const char *key, const char *text);
 void mgpu_record_set_number(mgpu_record *record, const char *key, double number);
+/* A yes-or-no field: true when VALUE is 1, false when 0, null (not known)
+ * when below 0. */
+void mgpu_record_set_boolean(mgpu_record *record, const char *key, int value);
 /* The GPUs of the record's devices, COUNT of them in device order, when the
  * record cannot find them itself (a group's processes, each of which sees
  * its own); GPUS must outlive the record's printing. */
