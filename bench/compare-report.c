@@ -26,9 +26,10 @@ void cmp_derive(cmp_rows *rows)
 {
     for (int i = 0; i < rows->count; i++) {
         cmp_row *r = &rows->row[i];
-        r->baseline_s = r->speedup = r->efficiency = NAN;
+        r->time_spread = r->baseline_s = r->speedup = r->efficiency = NAN;
         if (r->status != RUN_OK)
             continue;
+        r->time_spread = (r->time_max_s - r->time_min_s) / r->time_s;
         for (int j = 0; j < rows->count; j++) {
             const cmp_row *base = &rows->row[j];
             /* The same grid: across sizes, a 1-device time of another
@@ -78,20 +79,19 @@ static void print_row(const cmp_row *r, FILE *out)
         return;
     }
     if (r->time_block > 0)
-        fprintf(out, " %5d", r->time_block);
+        fprintf(out, " %10d", r->time_block);
     else
-        fprintf(out, " %5s", "n/a");
-    cell(out, 8, 0, r->exchanges, "");
-    double spread = (r->time_max_s - r->time_min_s) / r->time_s;
-    cell(out, 10, 1, r->us_per_step, "");
-    cell(out, 7, 1, 100 * spread, "%");
-    cell(out, 9, 2, r->gcells_per_s, "");
-    cell(out, 8, 2, r->speedup, "");
+        fprintf(out, " %10s", "n/a");
+    cell(out, 9, 0, r->exchanges, "");
+    cell(out, 11, 1, r->us_per_step, "");
+    cell(out, 11, 1, 100 * r->time_spread, "%");
+    cell(out, 12, 2, r->gcells_per_s, "");
+    cell(out, 7, 2, r->speedup, "");
     cell(out, 10, 1, 100 * r->efficiency, "%");
-    cell(out, 8, 1, 100 * r->exchange_share, "%");
-    cell(out, 7, 1, r->host_issue_us_per_step, "");
-    cell(out, 7, 1, r->host_wait_us_per_step, "");
-    cell(out, 7, 1, r->device_us_per_step, "");
+    cell(out, 14, 1, 100 * r->exchange_share, "%");
+    cell(out, 22, 1, r->host_issue_us_per_step, "");
+    cell(out, 21, 1, r->host_wait_us_per_step, "");
+    cell(out, 18, 1, r->device_us_per_step, "");
     fprintf(out, "  %s (%s)\n",
             r->verified > 0    ? "passed"
             : r->verified == 0 ? "FAILED"
@@ -115,24 +115,27 @@ void cmp_print_table(const cmp_rows *rows, FILE *out)
                 COMPARE_NAME, m->backend, m->kernel, sizes, m->steps, m->repeats);
     if (cmp_host_ran(rows))
         fprintf(out, "# %s\n", CMP_HOST_NOTE);
+    /* The heads are the names of results.csv's and results.json's fields. */
     fprintf(out,
-            "# us/step: time / steps; spread: (max - min) / median of the runs; "
-            "Gcells/s: interior cells x steps / time\n"
-            "# speedup: the program's own 1-device time %sin this comparison / time; "
+            "# halo: rows a side, exchanged every halo steps (--halo); time_block: steps per "
+            "pass over memory as run; exchanges: halo exchanges in a run\n"
+            "# us_per_step: time_s / steps; time_spread: (time_max_s - time_min_s) / time_s "
+            "of the runs; gcells_per_s: interior cells x steps / time_s\n"
+            "# speedup: the program's own 1-device time_s %sin this comparison / time_s; "
             "efficiency: speedup / devices\n"
-            "# exchange: time of the same steps with the exchanges alone, as a share "
-            "of the time\n"
-            "# issue, wait: host us a step issuing work and waiting (barriers, devices); "
-            "device: us a step of the largest part's kernel alone\n"
-            "# halo: rows a side, exchanged every halo steps (--halo); block: steps per "
-            "pass over memory as run; swaps: halo exchanges in a run\n",
+            "# exchange_share: exchange_s (the same steps with the exchanges alone) / "
+            "time_s; time_spread, efficiency and exchange_share in %%\n"
+            "# host_issue_us_per_step, host_wait_us_per_step: host us a step issuing work "
+            "and waiting (barriers, devices); device_us_per_step: us a step of the largest "
+            "part's kernel alone\n",
             sizes == 1 && !cmp_rows_deep(rows) ? ""
             : sizes == 1                       ? "with the same halo "
             : cmp_rows_deep(rows)              ? "at the same grid and halo "
                                                : "at the same grid ");
-    fprintf(out, "%-15s %7s %-10s %4s %5s %8s %10s %7s %9s %8s %10s %8s %7s %7s %7s  %s\n",
-            "program", "devices", "exchange", "halo", "block", "swaps", "us/step", "spread",
-            "Gcells/s", "speedup", "efficiency", "exchange", "issue", "wait", "device", "verified");
+    fprintf(out, "%-15s %7s %-10s %4s %10s %9s %11s %11s %12s %7s %10s %14s %22s %21s %18s  %s\n",
+            "program", "devices", "exchange", "halo", "time_block", "exchanges", "us_per_step",
+            "time_spread", "gcells_per_s", "speedup", "efficiency", "exchange_share",
+            "host_issue_us_per_step", "host_wait_us_per_step", "device_us_per_step", "verified");
     if (sizes == 1) {
         for (int i = 0; i < rows->count; i++)
             print_row(&rows->row[i], out);
@@ -161,7 +164,7 @@ typedef struct field {
     double number;
 } field;
 
-#define ROW_FIELDS 34
+#define ROW_FIELDS 35
 
 static int row_fields(const cmp_row *r, field *f)
 {
@@ -188,6 +191,7 @@ static int row_fields(const cmp_row *r, field *f)
     NUMBER("time_s", r->time_s);
     NUMBER("time_min_s", r->time_min_s);
     NUMBER("time_max_s", r->time_max_s);
+    NUMBER("time_spread", r->time_spread);
     NUMBER("us_per_step", r->us_per_step);
     NUMBER("host_issue_us_per_step", r->host_issue_us_per_step);
     NUMBER("host_wait_us_per_step", r->host_wait_us_per_step);

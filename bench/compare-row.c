@@ -38,7 +38,7 @@ cmp_row *cmp_rows_add(cmp_rows *rows)
     }
     cmp_row *r = &rows->row[rows->count++];
     memset(r, 0, sizeof *r);
-    r->time_s = r->time_min_s = r->time_max_s = r->us_per_step = NAN;
+    r->time_s = r->time_min_s = r->time_max_s = r->time_spread = r->us_per_step = NAN;
     r->gcells_per_s = r->gbytes_per_s = r->exchange_s = r->exchange_share = NAN;
     r->copy_gbytes_per_s = r->roofline = r->baseline_s = r->speedup = r->efficiency = NAN;
     r->host_issue_us_per_step = r->host_wait_us_per_step = r->device_us_per_step = NAN;

@@ -177,12 +177,12 @@ void cmp_print_side_by_side(const cmp_rows *rows, FILE *out)
         return;
     print_sets(rows, sets, n, out);
     fprintf(out,
-            "# us/step: each set's median time / steps; %s/...: its time over %s's "
+            "# each set's us_per_step (time_s / steps); %s/...: its us_per_step over %s's "
             "(below 1: faster); -: a run the set does not have\n",
             sets[0]->set, sets[0]->set);
     int width[CMP_MAX_SETS];
-    fprintf(out, "%-15s %7s %-10s %4s %-9s %11s", "program", "devices", "exchange", "halo",
-            "kernel", "grid");
+    fprintf(out, "%-15s %7s %-10s %4s %-9s %6s %6s", "program", "devices", "exchange", "halo",
+            "kernel", "nx", "ny");
     for (int s = 0; s < n; s++) {
         width[s] = (int) strlen(sets[s]->set) > 9 ? (int) strlen(sets[s]->set) : 9;
         fprintf(out, " %*s", width[s], sets[s]->set);
@@ -198,10 +198,8 @@ void cmp_print_side_by_side(const cmp_rows *rows, FILE *out)
             first = !same_run(&rows->row[j], r);
         if (!first)
             continue;
-        char grid[48];
-        snprintf(grid, sizeof grid, "%lldx%lld", r->nx, r->ny);
-        fprintf(out, "%-15s %7d %-10s %4d %-9s %11s", r->program, r->devices, r->exchange, r->halo,
-                r->kernel, grid);
+        fprintf(out, "%-15s %7d %-10s %4d %-9s %6lld %6lld", r->program, r->devices, r->exchange,
+                r->halo, r->kernel, r->nx, r->ny);
         const cmp_row *cells[CMP_MAX_SETS];
         for (int s = 0; s < n; s++) {
             cells[s] = in_set(rows, sets[s]->set, r);

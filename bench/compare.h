@@ -49,6 +49,7 @@ typedef struct cmp_row {
     cmp_status status;
     char reason[256]; /* why it failed or was skipped */
     double time_s, time_min_s, time_max_s, us_per_step, gcells_per_s, gbytes_per_s;
+    double time_spread; /* (time_max_s - time_min_s) / time_s, derived by cmp_derive */
     double exchange_s, exchange_share, copy_gbytes_per_s, roofline;
     /* Where a step's time went: the host issuing it, the host waiting, and the
      * largest part's kernel alone (the record's fields of these names). */
@@ -255,9 +256,9 @@ void cmp_print_floor(const cmp_rows *rows, FILE *out);
 
 /* ---------------------------------------------------------- the results */
 
-/* Speedup and efficiency of every row against the 1-device row of the same
- * program at the same grid size with the same halo depth (the first that
- * ran). */
+/* The spread of every row's times, and its speedup and efficiency against
+ * the 1-device row of the same program at the same grid size with the same
+ * halo depth (the first that ran). */
 void cmp_derive(cmp_rows *rows);
 void cmp_print_table(const cmp_rows *rows, FILE *out);
 /* Write results.csv or results.json to PATH.  0, or -1 after a message. */
