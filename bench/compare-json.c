@@ -12,24 +12,6 @@
 
 #include "compare.h"
 
-size_t cmp_utf8_length(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n = s[0] >= 0xC2 && s[0] <= 0xDF   ? 2
-               : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
-               : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4
-                                              : 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    }
-    if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F) ||
-        (s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F))
-        return 0;
-    return n;
-}
-
 /* jansson's message, in the words the rest of mgpu-compare uses where it
  * has them. */
 static const char *what_failed(const json_error_t *e)

@@ -71,30 +71,6 @@ int cmp_host_ran(const cmp_rows *rows)
     return 0;
 }
 
-int cmp_is_name(const char *text)
-{
-    if (!*text)
-        return 0;
-    for (const char *c = text; *c; c++) {
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              (c > text && strchr("._+-", *c))))
-            return 0;
-    }
-    return 1;
-}
-
-void cmp_plain_text(char *text)
-{
-    for (unsigned char *c = (unsigned char *) text; *c;) {
-        size_t n = cmp_utf8_length(c);
-        if (n == 0)
-            *c = '?';
-        else if (*c < 0x20 || *c == 0x7F)
-            *c = ' ';
-        c += n ? n : 1;
-    }
-}
-
 /* ------------------------------------------------- fields into a row */
 
 typedef struct reader {

@@ -12,6 +12,22 @@
 
 #define COMPARE_NAME "mgpu-compare"
 
+/* ----------------------------------------------------------------- text */
+
+/* What text from outside may be in the output (compare-text.c). */
+
+/* 1 when TEXT is a name: letters, digits, and . _ + - after the first.
+ * Such text can go into a table column, a CSV cell, a gnuplot string or
+ * data block as it is. */
+int cmp_is_name(const char *text);
+/* TEXT (a child's error line) made plain: control characters become
+ * blanks, so that it stays one line of a table, and bytes that are not
+ * UTF-8 '?', so that results.json stays JSON. */
+void cmp_plain_text(char *text);
+/* The length of the well-formed UTF-8 sequence at S (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0 (a NUL ends S). */
+size_t cmp_utf8_length(const unsigned char *s);
+
 /* ---------------------------------------------------------------- a run */
 
 /* What mgpu-compare's command line accepts; a row read back must be in the
@@ -86,14 +102,6 @@ typedef struct cmp_rows {
 cmp_row *cmp_rows_add(cmp_rows *rows);
 void cmp_rows_free(cmp_rows *rows);
 const char *cmp_status_name(cmp_status status);
-/* 1 when TEXT is a name: letters, digits, and . _ + - after the first.
- * Such text can go into a table column, a CSV cell, a gnuplot string or
- * data block as it is. */
-int cmp_is_name(const char *text);
-/* TEXT (a child's error line) made plain: control characters become
- * blanks, so that it stays one line of a table, and bytes that are not
- * UTF-8 '?', so that results.json stays JSON. */
-void cmp_plain_text(char *text);
 
 /* ------------------------------------------------------ child processes */
 
@@ -153,9 +161,6 @@ void cmp_catch_signals(void);
  * UTF-8 without NUL.  The value (json_decref it), or NULL with a one-line
  * message in ERROR that says where. */
 json_t *cmp_json_load(const char *text, size_t len, char *error, size_t error_size);
-/* The length of the well-formed UTF-8 sequence at S (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0 (a NUL ends S). */
-size_t cmp_utf8_length(const unsigned char *s);
 
 /* Fill ROW from OBJECT: the record a program printed (SCHEMA 0: its own
  * "schema" says its vocabulary), or a run of a results.json of SCHEMA 1 or
