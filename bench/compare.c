@@ -1,30 +1,28 @@
 /* compare.c - mgpu-compare: every built strategy program side by side.
  *
- * It finds the strategy programs next to itself (installed) or in the build
- * tree (bench/../single_thread/mgpu-single, ...), asks each for its
- * exchange modes (its --list-exchanges), and runs each on 1
- * device and on every larger device count with each mode (and, with
- * --sizes and --halo, at every grid and halo depth), as a child process
- * whose JSON record it reads.  The table puts them side by side,
- * with speedup and parallel efficiency against the program's own 1-device
- * run of this comparison, never a number from another day.  results.csv,
- * results.json and the plots go into the output folder; --from prints and
- * plots a finished comparison again without running anything.
- */
+ * main takes the command line (compare-options.c), then runs a comparison
+ * or reads finished ones (--from, compare-row.c and compare-sets.c), and
+ * puts the rows out: derived, written as one set into the output folder
+ * (compare-report.c, compare-plot.c, compare-output.c), then printed.  A
+ * comparison finds each strategy program next to itself (installed) or in
+ * the build tree (bench/../single_thread/mgpu-single, ...), asks it for its
+ * exchange modes (--list-exchanges), and runs it on 1 device and on each
+ * larger device count with each mode (and, with --sizes and --halo, at
+ * every grid and halo depth) as a child process (compare-spawn.c), whose
+ * JSON record becomes the run's row.  Speedup and efficiency are against
+ * the program's own 1-device run of this comparison, never a number from
+ * another day. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -32,156 +30,6 @@
 #include "mgpu.h"
 #include "mgpu/harness.h"
 #include "mgpu/processes.h"
-
-/* The strategy programs, in the order of the table: name for
- * --strategies, build-tree folder, program. */
-static const struct strategy {
-    const char *name, *folder, *program;
-} strategies[] = {
-    {"single", "single_thread", "mgpu-single"},      {"fork", "fork", "mgpu-fork"},
-    {"pthread", "pthread", "mgpu-pthread"},          {"openmp", "openmp", "mgpu-openmp"},
-    {"streams", "streams", "mgpu-streams"},          {"mpi", "mpi", "mgpu-mpi"},
-    {"persistent", "persistent", "mgpu-persistent"},
-};
-#define NSTRATEGIES ((int) (sizeof strategies / sizeof strategies[0]))
-
-/* The names --strategies takes, NULL-ended.  The other options' values are
- * the library's (mgpu_backend_names, mgpu_exchange_names, ...). */
-static const char *const strategy_names[] = {"single",  "fork", "pthread",    "openmp",
-                                             "streams", "mpi",  "persistent", NULL};
-
-/* The modes a program lists (its --list-exchanges) and --exchanges takes:
- * every one but auto, which the library's table keeps first. */
-#define FIRST_MODE (MGPU_EXCHANGE_AUTO + 1)
-
-/* The most words a launcher's text may have (--mpirun's with "-np %n" after
- * them): the command of a run is these, the program and its dozen options. */
-#define LAUNCHER_TEXT_WORDS 64
-#define LAUNCHER_WORDS (LAUNCHER_TEXT_WORDS + 2)
-/* The longest word of a launcher (a hostfile's path, -x NAME=VALUE); %n
- * becomes at most 2 digits (at most MGPU_MAX_DEVICES ranks). */
-#define LAUNCHER_WORD_MAX 1024
-
-typedef struct options {
-    int backend;              /* an mgpu_backend */
-    long long nx, ny, steps;  /* 0: the backend's default */
-    cmp_sizes sizes;          /* --sizes; none: the one grid of --nx, --ny */
-    int halos[MGPU_HALO_MAX]; /* --halo depths, shallowest first; none: 1 alone */
-    int nhalos;
-    int kernel, verify, bind; /* an mgpu_kernel, mgpu_verify, mgpu_bind */
-    long long repeat, warmup, timeout;
-    unsigned strategies;          /* bit per strategies[]; 0: all */
-    unsigned exchanges;           /* MGPU_EXCHANGE_BIT set; 0: each program's own */
-    int counts[MGPU_MAX_DEVICES]; /* device counts; none: the default */
-    int ncounts;
-    const char *output;
-    const char *from[CMP_MAX_SETS]; /* --from, each one given */
-    int nfrom;
-    /* How mgpu-mpi's ranks are started: --launcher, or --mpirun (else
-     * $MPIRUN, else mpirun) and "-np %n", split at blanks; %n in a word is
-     * the number of ranks.  The words point into launcher_text, which
-     * options_free frees. */
-    char *launcher_text;
-    char *launcher[LAUNCHER_WORDS + 1];
-    const char *launcher_from; /* the option that set it, for its errors */
-} options;
-
-/* Usage errors name the program, as every mgpu program's do. */
-#define usage(...) bench_usage(COMPARE_NAME, __VA_ARGS__)
-
-static int parse_integer(const char *option, const char *text, long long min, long long max,
-                         long long *value)
-{
-    return bench_parse_integer(COMPARE_NAME, option, text, min, max, value);
-}
-
-static int parse_choice(const char *option, const char *text, const char *const *names, int *index)
-{
-    return bench_parse_choice(COMPARE_NAME, option, text, names, index);
-}
-
-static int out_of_memory(void)
-{
-    fprintf(stderr, "%s: out of memory\n", COMPARE_NAME);
-    return 1;
-}
-
-/* "1,,2", ",1" and "1," are typos, not one entry fewer (as in --sizes and
- * --halo): a usage error naming ACCEPTED, else -1. */
-static int refuse_empty_entry(const char *option, const char *text, const char *accepted)
-{
-    size_t n = strlen(text);
-    if (n == 0)
-        return usage("--%s: an empty list (accepted: %s)", option, accepted);
-    if (text[0] == ',' || text[n - 1] == ',' || strstr(text, ",,"))
-        return usage("--%s: '%.40s%s' has an empty entry (accepted: %s)", option, text,
-                     n > 40 ? "..." : "", accepted);
-    return -1;
-}
-
-/* A comma-separated list of the names of NAMES from FIRST on, of any
- * length, into a bit set: 1u << the index in NAMES. */
-static int parse_set(const char *option, const char *text, const char *const *names, int first,
-                     unsigned *set)
-{
-    char list[256], accepted[sizeof list + 16];
-    mgpu_names_join(list, sizeof list, names + first, MGPU_ALL_NAMES, ",");
-    snprintf(accepted, sizeof accepted, "some of %s", list);
-    int code = refuse_empty_entry(option, text, accepted);
-    if (code >= 0)
-        return code;
-    char *copy = strdup(text);
-    if (!copy)
-        return out_of_memory();
-    *set = 0;
-    for (char *save = NULL, *item = strtok_r(copy, ",", &save); item && code < 0;
-         item = strtok_r(NULL, ",", &save)) {
-        int index = 0;
-        code = parse_choice(option, item, names + first, &index);
-        *set |= 1u << (first + index);
-    }
-    free(copy);
-    if (code < 0 && *set == 0)
-        return usage("--%s: an empty list (accepted: %s)", option, accepted);
-    return code;
-}
-
-/* --devices=1,2,4 or 1-4 (and both: 1-2,8), of any length: sorted, each
- * once. */
-static int parse_counts(const char *text, options *opt)
-{
-    int code = refuse_empty_entry("devices", text, "counts and ranges, as 1,2,4 or 1-4");
-    if (code >= 0)
-        return code;
-    char *copy = strdup(text);
-    if (!copy)
-        return out_of_memory();
-    int seen[MGPU_MAX_DEVICES + 1] = {0};
-    for (char *save = NULL, *item = strtok_r(copy, ",", &save); item && code < 0;
-         item = strtok_r(NULL, ",", &save)) {
-        long long lo, hi;
-        char *dash = strchr(item, '-');
-        if (dash)
-            *dash = '\0';
-        code = parse_integer("devices", item, 1, MGPU_MAX_DEVICES, &lo);
-        if (code < 0)
-            code = dash ? parse_integer("devices", dash + 1, lo, MGPU_MAX_DEVICES, &hi)
-                        : (hi = lo, -1);
-        for (long long d = lo; code < 0 && d <= hi; d++)
-            seen[d] = 1;
-    }
-    free(copy);
-    if (code >= 0)
-        return code;
-    opt->ncounts = 0;
-    for (int d = 1; d <= MGPU_MAX_DEVICES; d++) {
-        if (seen[d])
-            opt->counts[opt->ncounts++] = d;
-    }
-    if (opt->ncounts == 0)
-        return usage("--devices: an empty list (accepted: counts and ranges, as 1,2,4 or 1-4)");
-    return -1;
-}
 
 /* Open MPI binds each of two ranks or fewer to one core (more: to a
  * socket), where the rank's verification and first touch then run alone: a
@@ -193,344 +41,13 @@ static int parse_counts(const char *text, options *opt)
  * where the user set the policy.  Open MPI 4 reads the first name, the
  * mpirun of Open MPI 5 (PRRTE) the second (not tried here); nothing else
  * reads either. */
-static void unbind_ranks(const options *opt)
+static void unbind_ranks(const cmp_options *opt)
 {
     for (int i = 0; opt->launcher[i]; i++)
         if (strstr(opt->launcher[i], "bind-to") || strstr(opt->launcher[i], "map-by"))
             return;
     setenv("OMPI_MCA_hwloc_base_binding_policy", "none", 0);
     setenv("PRTE_MCA_hwloc_default_binding_policy", "none", 0);
-}
-
-/* The launcher (WHERE: --launcher, --mpirun or MPIRUN) into its words: a
- * template, where %n stands for the number of ranks, or (an mpirun
- * command) the command, to which "-np %n" is added. */
-/* How many times WORD says %n (%% is a '%' of its own). */
-static int ranks_in(const char *word)
-{
-    int n = 0;
-    for (const char *c = word; *c; c++) {
-        if (c[0] == '%' && (c[1] == 'n' || c[1] == '%'))
-            n += *++c == 'n';
-    }
-    return n;
-}
-
-static int parse_launcher(const char *where, const char *text, bool template, options *opt)
-{
-    if (opt->launcher_from && strcmp(opt->launcher_from, "MPIRUN") != 0 &&
-        strcmp(opt->launcher_from, where) != 0)
-        return usage("%s and %s: give one of them (--launcher='mpirun -np %%n' is --mpirun=mpirun)",
-                     opt->launcher_from, where);
-    /* An mpirun command gets -np N added: a %n of its own would be a
-     * second count. */
-    if (!template && ranks_in(text))
-        return usage("%s: '%s': %%n is --launcher's; %s adds -np N itself", where, text, where);
-    opt->launcher_from = where;
-    free(opt->launcher_text);
-    size_t size = strlen(text) + sizeof " -np %n";
-    opt->launcher_text = malloc(size);
-    if (!opt->launcher_text)
-        return out_of_memory();
-    snprintf(opt->launcher_text, size, "%s%s", text, template ? "" : " -np %n");
-    int n = 0;
-    bool ranks = false;
-    for (char *save = NULL, *w = strtok_r(opt->launcher_text, " \t", &save); w;
-         w = strtok_r(NULL, " \t", &save)) {
-        if (n == LAUNCHER_TEXT_WORDS + (template ? 0 : 2))
-            return usage("%s: more than %d words", where, LAUNCHER_TEXT_WORDS);
-        if (n == 0 && ranks_in(w))
-            return usage("%s: '%s': the first word is the command, %%n comes after it", where,
-                         text);
-        if (strlen(w) > LAUNCHER_WORD_MAX)
-            return usage("%s: a word of %zu characters (accepted: at most %d)", where, strlen(w),
-                         LAUNCHER_WORD_MAX);
-        ranks = ranks || ranks_in(w);
-        opt->launcher[n++] = w;
-    }
-    opt->launcher[n] = NULL;
-    if (!template && n == 2)
-        return usage("%s: an empty command", where);
-    if (n == 0)
-        return usage("%s: an empty template", where);
-    if (!ranks)
-        return usage("%s: '%s' does not say where the number of ranks goes (%%n, as 'srun -n "
-                     "%%n' or 'mpirun -np %%n')",
-                     where, text);
-    return -1;
-}
-
-/* --sizes=1024,2048x512,4096:16384. */
-static int parse_sizes(const char *text, options *opt)
-{
-    char error[256];
-    int rc = cmp_sizes_parse(text, &opt->sizes, error, sizeof error);
-    if (rc == -2)
-        return out_of_memory();
-    /* An entry's own message says what it is not; an empty one, what is. */
-    return rc == 0 ? -1
-                   : usage("--sizes: %s%s", error,
-                           error[0] == '\'' ? ""
-                                            : " (accepted: N, NXxNY or A:B, as "
-                                              "1024:16384,2048x512)");
-}
-
-/* --halo=1,2,4: depths, each once. */
-static int parse_halos(const char *text, options *opt)
-{
-    char error[256];
-    int rc = cmp_halos_parse(text, opt->halos, &opt->nhalos, error, sizeof error);
-    if (rc == -2)
-        return out_of_memory();
-    if (rc == 0)
-        return -1;
-    if (error[0] == '\'')
-        return usage("--halo: %s", error);
-    return usage("--halo: %s (accepted: depths from 1 to %d, as 1,2,4)", error, MGPU_HALO_MAX);
-}
-
-static void options_free(options *opt)
-{
-    free(opt->launcher_text);
-    opt->launcher_text = NULL;
-    cmp_sizes_free(&opt->sizes);
-}
-
-static void print_help(void)
-{
-    char modes[256], text[sizeof modes + 128];
-    mgpu_names_join(modes, sizeof modes, mgpu_exchange_names + FIRST_MODE, MGPU_ALL_NAMES, ",");
-    printf("Usage: %s [OPTION]...\n"
-           "Run every built strategy program on 1 and more devices with each of its\n"
-           "exchange modes and print them side by side; write results.csv, results.json\n"
-           "and, with gnuplot, scaling and exchange-mode plots (PNG and SVG).\n\n",
-           COMPARE_NAME);
-    bench_help_choice("--backend=NAME", mgpu_backend_names,
-                      " (default auto: cuda if a GPU is usable)");
-    bench_help_line("--nx=N, --ny=N", "the grid (default 16384 x 16384 on GPUs, 512 x 512 on "
-                                      "the host backend)");
-    bench_help_line("--sizes=LIST", "grids to compare across: N (N x N), NXxNY, A:B (A, 2A, "
-                                    "4A, ... up to B), as 1024:16384,2048x512; each once, "
-                                    "smallest first; not with --nx, --ny");
-    bench_help_line("--steps=N", "steps per run (default 200 on GPUs, 20 on the host backend)");
-    bench_help_line("--halo=LIST", "halo depths K to compare, as 1,2,4: each run gets --halo=K "
-                                   "and its own --time-block=auto (default 1)");
-    bench_help_choice("--kernel=NAME", mgpu_kernel_names, " (default pattern2d)");
-    bench_help_line("--repeat=N", "timed runs each, median reported (default 3)");
-    bench_help_line("--warmup=N", "untimed runs first (default 1)");
-    bench_help_choice("--verify=HOW", mgpu_verify_names, " (default auto)");
-    bench_help_choice("--bind=HOW", mgpu_bind_names, ", given to every run (default auto)");
-    bench_help_line("--strategies=LIST", "some of single,fork,pthread,openmp,streams,mpi,"
-                                         "persistent (default: every one built)");
-    bench_help_line("--devices=LIST", "device counts, as 1,2,4 or 1-4 (default: 1, 2, 4, ... and "
-                                      "all; host backend: 1,2)");
-    snprintf(text, sizeof text,
-             "only these exchange modes, of %s (default: each program's "
-             "own, from its --list-exchanges)",
-             modes);
-    bench_help_line("--exchanges=LIST", text);
-    bench_help_line("--output=DIR", "where results and plots go (default: .)");
-    bench_help_line("--from=FILE", "print and plot a results.json again, running nothing "
-                                   "(its plots replaced only by a whole new set); given "
-                                   "again (up to 8), the files side by side, each set "
-                                   "named by its folder, plots in --output (a folder "
-                                   "that holds no other comparison's results)");
-    bench_help_line("--launcher=TEMPLATE", "how mgpu-mpi's ranks are started: a command in "
-                                           "which %n is the number of ranks (%% a %), as "
-                                           "'srun -n %n' or 'mpirun -np %n --hostfile hosts' "
-                                           "(default: --mpirun's)");
-    bench_help_line("--mpirun=COMMAND", "the same as --launcher='COMMAND -np %n' (default: "
-                                        "$MPIRUN, else mpirun; Open MPI binds no rank, "
-                                        "--bind places them, unless the launcher has "
-                                        "--bind-to or --map-by; as root it is allowed to "
-                                        "run)");
-    bench_help_line("--timeout=SECONDS",
-                    "stop a run that takes longer (default 600), and a program asked for "
-                    "its modes, and gnuplot, after that or 60 s");
-    bench_help_line("-h, --help", "print this help and exit");
-    bench_help_line("-V, --version", "print the version and exit");
-    printf("\nEach program runs on one device with --exchange=auto, and on more devices\n"
-           "with each of its modes; speedup and efficiency are against that one-device\n"
-           "run, made in the same comparison at the same grid.  With --sizes, each of\n"
-           "these runs at every size; the table has a group per size, a crossover\n"
-           "summary follows it (per program and device count, the smallest grid at\n"
-           "which the devices are at least 1.5x faster than its one device, its fastest\n"
-           "mode at each size), and two more plots show the time per step and the\n"
-           "efficiency against grid size.  With --halo, each of these runs with every\n"
-           "depth K, against the one-device run with the same K; a run that a program\n"
-           "refuses is skipped with its reason; the crossover is per\n"
-           "K, and two more plots show the time per step and the efficiency against K\n"
-           "at the largest grid.  Progress goes to stderr, the table to stdout, last,\n"
-           "once the set is written (a reader that goes early costs the table\n"
-           "alone).  The output folder holds one comparison's files, each whole, never\n"
-           "a mix: they replace the previous ones only once all are written, and while\n"
-           "a comparison runs it holds the folder (.mgpu-compare.lock in it), so that a\n"
-           "second one into the same folder fails at once, running nothing.  Exit\n"
-           "status: 0 when every run passed or was skipped (a mode the backend cannot\n"
-           "do) and one passed; 1 when a run failed (its launch included: a launcher\n"
-           "that refuses it or starts other than asked), none passed, asked-for plots\n"
-           "($GNUPLOT, or a gnuplot on PATH) could not be made, a file could not be\n"
-           "written whole, or another mgpu-compare holds the folder; 2 usage error (a\n"
-           "bad --from file included); ended by SIGINT or SIGTERM, the run is stopped\n"
-           "and nothing is written.\n\nEnvironment:\n");
-    bench_help_line("GNUPLOT", "the gnuplot to draw the plots with; when set, plots that "
-                               "cannot be made are a failure (default: gnuplot on PATH, if "
-                               "any)");
-    bench_help_line("MPIRUN", "how mgpu-mpi is started, as --mpirun (which, and --launcher, "
-                              "win)");
-    bench_help_line("CUDA_VISIBLE_DEVICES", "the GPUs every run sees, and their order");
-}
-
-enum {
-    OPT_BACKEND = 256,
-    OPT_NX,
-    OPT_NY,
-    OPT_SIZES,
-    OPT_STEPS,
-    OPT_KERNEL,
-    OPT_REPEAT,
-    OPT_WARMUP,
-    OPT_VERIFY,
-    OPT_STRATEGIES,
-    OPT_DEVICES,
-    OPT_EXCHANGES,
-    OPT_OUTPUT,
-    OPT_FROM,
-    OPT_MPIRUN,
-    OPT_LAUNCHER,
-    OPT_TIMEOUT,
-    OPT_BIND,
-    OPT_HALO
-};
-
-static const struct option long_options[] = {
-    {"backend", required_argument, NULL, OPT_BACKEND},
-    {"nx", required_argument, NULL, OPT_NX},
-    {"ny", required_argument, NULL, OPT_NY},
-    {"sizes", required_argument, NULL, OPT_SIZES},
-    {"steps", required_argument, NULL, OPT_STEPS},
-    {"kernel", required_argument, NULL, OPT_KERNEL},
-    {"repeat", required_argument, NULL, OPT_REPEAT},
-    {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"verify", required_argument, NULL, OPT_VERIFY},
-    {"strategies", required_argument, NULL, OPT_STRATEGIES},
-    {"devices", required_argument, NULL, OPT_DEVICES},
-    {"exchanges", required_argument, NULL, OPT_EXCHANGES},
-    {"output", required_argument, NULL, OPT_OUTPUT},
-    {"from", required_argument, NULL, OPT_FROM},
-    {"mpirun", required_argument, NULL, OPT_MPIRUN},
-    {"launcher", required_argument, NULL, OPT_LAUNCHER},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"bind", required_argument, NULL, OPT_BIND},
-    {"halo", required_argument, NULL, OPT_HALO},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
-};
-
-static int apply(options *opt, int id, const char *text)
-{
-    switch (id) {
-    case OPT_BACKEND:
-        return parse_choice("backend", text, mgpu_backend_names, &opt->backend);
-    case OPT_NX:
-        return parse_integer("nx", text, CMP_MIN_GRID, CMP_MAX_GRID, &opt->nx);
-    case OPT_NY:
-        return parse_integer("ny", text, CMP_MIN_GRID, CMP_MAX_GRID, &opt->ny);
-    case OPT_SIZES:
-        return parse_sizes(text, opt);
-    case OPT_STEPS:
-        return parse_integer("steps", text, 1, CMP_MAX_STEPS, &opt->steps);
-    case OPT_HALO:
-        return parse_halos(text, opt);
-    case OPT_KERNEL:
-        return parse_choice("kernel", text, mgpu_kernel_names, &opt->kernel);
-    case OPT_REPEAT:
-        return parse_integer("repeat", text, 1, CMP_MAX_RUNS, &opt->repeat);
-    case OPT_WARMUP:
-        return parse_integer("warmup", text, 0, CMP_MAX_RUNS, &opt->warmup);
-    case OPT_VERIFY:
-        return parse_choice("verify", text, mgpu_verify_names, &opt->verify);
-    case OPT_BIND:
-        return parse_choice("bind", text, mgpu_bind_names, &opt->bind);
-    case OPT_STRATEGIES:
-        return parse_set("strategies", text, strategy_names, 0, &opt->strategies);
-    case OPT_DEVICES:
-        return parse_counts(text, opt);
-    case OPT_EXCHANGES:
-        return parse_set("exchanges", text, mgpu_exchange_names, FIRST_MODE, &opt->exchanges);
-    case OPT_OUTPUT:
-        if (!*text)
-            return usage("--output: an empty folder name");
-        opt->output = text;
-        return -1;
-    case OPT_FROM:
-        if (!*text)
-            return usage("--from: an empty file name");
-        if (opt->nfrom == CMP_MAX_SETS)
-            return usage("--from: more than %d results files (accepted: 1 to %d, shown side "
-                         "by side)",
-                         CMP_MAX_SETS, CMP_MAX_SETS);
-        opt->from[opt->nfrom++] = text;
-        return -1;
-    case OPT_MPIRUN:
-        return parse_launcher("--mpirun", text, false, opt);
-    case OPT_LAUNCHER:
-        return parse_launcher("--launcher", text, true, opt);
-    case OPT_TIMEOUT:
-        return parse_integer("timeout", text, 1, 86400, &opt->timeout);
-    }
-    return usage("unknown option (see --help)");
-}
-
-/* -1 to go on, or the exit code. */
-static int parse_options(options *opt, int argc, char **argv)
-{
-    const char *mpirun = getenv("MPIRUN");
-    *opt = (options){
-        .repeat = 3, .warmup = 1, .timeout = 600, .output = ".", .halos = {1}, .nhalos = 1};
-    int id;
-    const char *run_option = NULL; /* the first option of a new run */
-    optind = 0;
-    opterr = 0;
-    while ((id = getopt_long(argc, argv, "+:hV", long_options, NULL)) != -1) {
-        if (id == 'h') {
-            print_help();
-            return 0;
-        }
-        if (id == 'V') {
-            printf("%s (mgpu) %s\n", COMPARE_NAME, MGPU_VERSION);
-            return 0;
-        }
-        if (id == '?')
-            return usage("unknown option '%s' (see --help)", argv[optind - 1]);
-        if (id == ':')
-            return usage("%s: needs a value (see --help)", argv[optind - 1]);
-        int code = apply(opt, id, optarg);
-        if (code >= 0)
-            return code;
-        if (!run_option && id != OPT_FROM && id != OPT_OUTPUT && id != OPT_TIMEOUT)
-            run_option = argv[optind - 1];
-    }
-    if (optind < argc)
-        return usage("unexpected argument '%s' (options only, see --help)", argv[optind]);
-    if (opt->sizes.count && (opt->nx || opt->ny))
-        return usage("--sizes: not with --nx or --ny (a size of the list is N or NXxNY)");
-    if (opt->nfrom && run_option)
-        return usage("--from: prints a finished comparison; it takes no options of a new "
-                     "run, as %.*s (only --output and --timeout, for the plots)",
-                     (int) strcspn(run_option, "="), run_option);
-    /* $MPIRUN only where it is used: a run of mgpu-mpi, with no --launcher
-     * or --mpirun; blanks alone are no command. */
-    bool mpi = false;
-    for (int i = 0; i < NSTRATEGIES; i++)
-        mpi = mpi || (strcmp(strategies[i].name, "mpi") == 0 &&
-                      (!opt->strategies || (opt->strategies & (1u << i))));
-    if (!opt->nfrom && !opt->launcher_from && mpi) {
-        bool set = mpirun && mpirun[strspn(mpirun, " \t")];
-        return parse_launcher("MPIRUN", set ? mpirun : "mpirun", false, opt);
-    }
-    return -1;
 }
 
 /* ------------------------------------------------------------ discovery */
@@ -559,7 +76,7 @@ static void own_folder(const char *argv0, char *dir, size_t size)
 
 /* Installed programs sit side by side; in the build tree each strategy
  * has its folder beside bench/. */
-static int find_program(const char *dir, const struct strategy *s, char *path, size_t size)
+static int find_program(const char *dir, const cmp_strategy *s, char *path, size_t size)
 {
     if ((size_t) snprintf(path, size, "%s/%s", dir, s->program) < size && access(path, X_OK) == 0)
         return 1;
@@ -568,7 +85,7 @@ static int find_program(const char *dir, const struct strategy *s, char *path, s
 }
 
 typedef struct program {
-    const struct strategy *s;
+    const cmp_strategy *s;
     char path[PATH_MAX];
     unsigned modes; /* MGPU_EXCHANGE_BIT set */
 } program;
@@ -577,9 +94,9 @@ typedef struct program {
  * the launcher's words with %n replaced, the program and its options
  * (short names and numbers that the options checked) always fit. */
 typedef struct command {
-    char *argv[LAUNCHER_WORDS + 32];
+    char *argv[CMP_LAUNCHER_WORDS + 32];
     int argc;
-    char launch[LAUNCHER_WORDS][LAUNCHER_WORD_MAX + 1]; /* the launcher's, %n a number */
+    char launch[CMP_LAUNCHER_WORDS][CMP_LAUNCHER_WORD_MAX + 1]; /* the launcher's, %n a number */
     char args[16][64];
     int nargs; /* args used */
 } command;
@@ -603,7 +120,7 @@ static bool expand_ranks(const char *word, int np, char *out, size_t size)
 
 /* PROG's command: itself, or (mgpu-mpi) the launcher's words for NP ranks
  * before it.  More words follow with add(). */
-static void command_of(command *cmd, const options *opt, const program *prog, int np)
+static void command_of(command *cmd, const cmp_options *opt, const program *prog, int np)
 {
     cmd->argc = cmd->nargs = 0;
     if (strcmp(prog->s->name, "mpi") == 0) {
@@ -638,7 +155,7 @@ static void add_option(command *cmd, const char *fmt, ...)
 }
 
 typedef struct plan {
-    const options *opt;
+    const cmp_options *opt;
     const char *backend;
     long long nx, ny, steps; /* of the runs now */
     int halo;                /* of the runs now */
@@ -650,7 +167,7 @@ typedef struct plan {
 /* The options of a run on DEVICES devices with EXCHANGE, added to CMD. */
 static void add_run_options(command *cmd, const plan *pl, int devices, const char *exchange)
 {
-    const options *opt = pl->opt;
+    const cmp_options *opt = pl->opt;
     add_option(cmd, "--backend=%s", pl->backend);
     add_option(cmd, "--nx=%lld", pl->nx);
     add_option(cmd, "--ny=%lld", pl->ny);
@@ -697,7 +214,7 @@ static int check_run_options(const plan *pl, int devices)
 
 /* The exchange modes PROG implements, as its --list-exchanges prints them:
  * one a line.  A line that names no mode mgpu-compare knows is passed over. */
-static int read_modes(const options *opt, program *prog, char *error, size_t size)
+static int read_modes(const cmp_options *opt, program *prog, char *error, size_t size)
 {
     static command cmd;
     command_of(&cmd, opt, prog, 1);
@@ -721,7 +238,7 @@ static int read_modes(const options *opt, program *prog, char *error, size_t siz
     for (char *save = NULL, *m = list ? strtok_r(list, "\n", &save) : NULL; m;
          m = strtok_r(NULL, "\n", &save)) {
         int e = mgpu_name_find(mgpu_exchange_names, m);
-        if (e >= FIRST_MODE)
+        if (e >= CMP_FIRST_MODE)
             prog->modes |= MGPU_EXCHANGE_BIT(e);
     }
     /* One line: what it said last, plain (it may be a launcher's garbage). */
@@ -753,7 +270,7 @@ static const char *last_record(const char *text)
 
 /* What ROW asks: strategy S on DEVICES devices with EXCHANGE, at PL's grid
  * and halo now. */
-static void row_asked(cmp_row *row, const plan *pl, const struct strategy *s, int devices,
+static void row_asked(cmp_row *row, const plan *pl, const cmp_strategy *s, int devices,
                       const char *exchange)
 {
     snprintf(row->program, sizeof row->program, "%s", s->program);
@@ -772,7 +289,7 @@ static void row_asked(cmp_row *row, const plan *pl, const struct strategy *s, in
 /* A failed row for strategy S, which could not even say its modes: on one
  * device at PL's grid and halo now, WHY its reason.  -1 when out of
  * memory. */
-static int probe_failed(plan *pl, const struct strategy *s, const char *why, cmp_rows *rows)
+static int probe_failed(plan *pl, const cmp_strategy *s, const char *why, cmp_rows *rows)
 {
     cmp_row *row = cmp_rows_add(rows);
     if (!row) {
@@ -800,7 +317,7 @@ static int refused_here(const char *name, const char *reason)
 
 static void run_one(plan *pl, const program *prog, int devices, const char *exchange, cmp_row *row)
 {
-    const options *opt = pl->opt;
+    const cmp_options *opt = pl->opt;
     static command cmd;
     command_of(&cmd, opt, prog, devices);
     add_run_options(&cmd, pl, devices, exchange);
@@ -871,7 +388,7 @@ static void run_one(plan *pl, const program *prog, int devices, const char *exch
 }
 
 /* The device counts to run: the ones asked for, or 1, 2, 4, ... and all. */
-static int device_counts(const options *opt, int available, int *counts)
+static int device_counts(const cmp_options *opt, int available, int *counts)
 {
     if (opt->ncounts) {
         memcpy(counts, opt->counts, (size_t) opt->ncounts * sizeof *counts);
@@ -887,12 +404,12 @@ static int device_counts(const options *opt, int available, int *counts)
 static int count_modes(unsigned modes)
 {
     int n = 0;
-    for (int e = FIRST_MODE; e < MGPU_EXCHANGE_COUNT; e++)
+    for (int e = CMP_FIRST_MODE; e < MGPU_EXCHANGE_COUNT; e++)
         n += (modes & MGPU_EXCHANGE_BIT(e)) != 0;
     return n;
 }
 
-static int compare(const options *opt, const char *argv0, cmp_rows *rows)
+static int compare(const cmp_options *opt, const char *argv0, cmp_rows *rows)
 {
     /* The backend: asked of a child process, so that no CUDA context is
      * made here and none is held while the programs run. */
@@ -915,8 +432,8 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
     int ncounts = device_counts(opt, available, counts);
     int most = counts[ncounts - 1];
     if (cuda && most > gpus)
-        return usage("--devices: %d asked, but %d CUDA device%s exist", most, gpus,
-                     gpus == 1 ? "" : "s");
+        return cmp_usage("--devices: %d asked, but %d CUDA device%s exist", most, gpus,
+                         gpus == 1 ? "" : "s");
     for (int z = 0; z < pl.sizes; z++) {
         pl.nx = sizes[z].nx;
         pl.ny = sizes[z].ny;
@@ -941,14 +458,14 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
     unbind_ranks(opt);
     char dir[PATH_MAX];
     own_folder(argv0, dir, sizeof dir);
-    program progs[NSTRATEGIES];
+    program progs[CMP_NSTRATEGIES];
     int nprogs = 0;
     unsigned offered = 0; /* the modes of the programs found, before --exchanges */
-    for (int i = 0; i < NSTRATEGIES; i++) {
+    for (int i = 0; i < CMP_NSTRATEGIES; i++) {
         if (opt->strategies && !(opt->strategies & (1u << i)))
             continue;
         program *p = &progs[nprogs];
-        p->s = &strategies[i];
+        p->s = &cmp_strategies[i];
         if (!find_program(dir, p->s, p->path, sizeof p->path)) {
             fprintf(stderr, "%s: %s is not built: skipped\n", COMPARE_NAME, p->s->program);
             continue;
@@ -975,9 +492,9 @@ static int compare(const options *opt, const char *argv0, cmp_rows *rows)
         char asked[256], have[256];
         mgpu_names_join(asked, sizeof asked, mgpu_exchange_names, opt->exchanges, ",");
         mgpu_names_join(have, sizeof have, mgpu_exchange_names, offered, ",");
-        return usage("--exchanges: no program run here has %s (accepted with these "
-                     "programs: some of %s)",
-                     asked, have);
+        return cmp_usage("--exchanges: no program run here has %s (accepted with these "
+                         "programs: some of %s)",
+                         asked, have);
     }
     if (nprogs == 0) {
         /* Programs that could not be asked have their failed rows. */
@@ -1150,7 +667,7 @@ static int take_folder(const char *dir, const char *option, const char *const *n
     return cmp_folder_lock(dir, option) == 0 ? -1 : 1;
 }
 
-static int run(const options *opt, const char *argv0, cmp_rows *rows)
+static int run(const cmp_options *opt, const char *argv0, cmp_rows *rows)
 {
     char dir[PATH_MAX];
     int code, plot = 1;
@@ -1159,8 +676,8 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
         for (int f = 0; f < opt->nfrom; f++) {
             int first = rows->count;
             if (cmp_read_json(opt->from[f], rows, error, sizeof error) != 0)
-                return opt->nfrom > 1 ? usage("--from: %s: %s", opt->from[f], error)
-                                      : usage("--from: %s", error);
+                return opt->nfrom > 1 ? cmp_usage("--from: %s: %s", opt->from[f], error)
+                                      : cmp_usage("--from: %s", error);
             if (opt->nfrom > 1)
                 cmp_rows_name_set(rows, first, opt->from[f]);
         }
@@ -1176,9 +693,9 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
             cmp_folder_of(opt->from[f], set_dir, sizeof set_dir);
             int same = realpath(set_dir, a) && realpath(dir, b) && strcmp(a, b) == 0;
             if (same && opt->nfrom > 1)
-                return usage("--output: %s holds %s, one of the sets: their plots side by side "
-                             "would stand beside its own results (choose another folder)",
-                             dir, opt->from[f]);
+                return cmp_usage("--output: %s holds %s, one of the sets: their plots side by side "
+                                 "would stand beside its own results (choose another folder)",
+                                 dir, opt->from[f]);
             own |= same;
         }
         /* Plots beside another comparison's results would be a set mixed
@@ -1188,9 +705,9 @@ static int run(const options *opt, const char *argv0, cmp_rows *rows)
             char path[PATH_MAX + 16];
             snprintf(path, sizeof path, "%s/%s", dir, name);
             if (access(path, F_OK) == 0)
-                return usage("--output: %s holds the results of another comparison (%s): the "
-                             "plots of --from would stand beside them (choose another folder)",
-                             dir, name);
+                return cmp_usage("--output: %s holds the results of another comparison (%s): the "
+                                 "plots of --from would stand beside them (choose another folder)",
+                                 dir, name);
         }
         /* A results.json where nothing can be written (a read-only copy):
          * the table is what was asked, and the plots are said lost. */
@@ -1258,8 +775,8 @@ int main(int argc, char **argv)
     /* A closed stdout's number would go to the lock file, and the table
      * into it. */
     mgpu_program_start();
-    options opt;
-    int code = parse_options(&opt, argc, argv);
+    cmp_options opt;
+    int code = cmp_options_parse(&opt, argc, argv);
     /* --help and --version are output like any other: not written, not a
      * success (the other programs' mgpu_stdout_close). */
     if (code == 0) {
@@ -1273,6 +790,6 @@ int main(int argc, char **argv)
         cmp_folder_unlock(); /* held to the end: the set is in place */
         cmp_rows_free(&rows);
     }
-    options_free(&opt);
+    cmp_options_free(&opt);
     return code;
 }

@@ -10,7 +10,12 @@
 
 #include <jansson.h>
 
+#include "bench.h"
+#include "mgpu.h"
+
 #define COMPARE_NAME "mgpu-compare"
+/* A usage error: one line naming the program, exit 2. */
+#define cmp_usage(...) bench_usage(COMPARE_NAME, __VA_ARGS__)
 
 /* ----------------------------------------------------------------- text */
 
@@ -363,5 +368,59 @@ int cmp_stage_commit(cmp_stage *stage, const char *const *names);
 /* Remove the staging folder and what is in it; the output folder keeps
  * what it had. */
 void cmp_stage_discard(cmp_stage *stage);
+
+/* ------------------------------------------------------ the command line */
+
+/* A strategy program: the name --strategies takes, its folder in the build
+ * tree, the program. */
+typedef struct cmp_strategy {
+    const char *name, *folder, *program;
+} cmp_strategy;
+/* Every strategy program, in the order of the table (compare-options.c). */
+#define CMP_NSTRATEGIES 7
+extern const cmp_strategy cmp_strategies[];
+
+/* The modes a program lists (its --list-exchanges) and --exchanges takes:
+ * every one but auto, which the library's table keeps first. */
+#define CMP_FIRST_MODE (MGPU_EXCHANGE_AUTO + 1)
+
+/* The most words a launcher's text may have (--mpirun's with "-np %n" after
+ * them): the command of a run is these, the program and its dozen options. */
+#define CMP_LAUNCHER_TEXT_WORDS 64
+#define CMP_LAUNCHER_WORDS (CMP_LAUNCHER_TEXT_WORDS + 2)
+/* The longest word of a launcher (a hostfile's path, -x NAME=VALUE); %n
+ * becomes at most 2 digits (at most MGPU_MAX_DEVICES ranks). */
+#define CMP_LAUNCHER_WORD_MAX 1024
+
+/* What the command line asks (cmp_options_parse). */
+typedef struct cmp_options {
+    int backend;              /* an mgpu_backend */
+    long long nx, ny, steps;  /* 0: the backend's default */
+    cmp_sizes sizes;          /* --sizes; none: the one grid of --nx, --ny */
+    int halos[MGPU_HALO_MAX]; /* --halo depths, shallowest first; none: 1 alone */
+    int nhalos;
+    int kernel, verify, bind; /* an mgpu_kernel, mgpu_verify, mgpu_bind */
+    long long repeat, warmup, timeout;
+    unsigned strategies;          /* bit per cmp_strategies[]; 0: all */
+    unsigned exchanges;           /* MGPU_EXCHANGE_BIT set; 0: each program's own */
+    int counts[MGPU_MAX_DEVICES]; /* device counts; none: the default */
+    int ncounts;
+    const char *output;
+    const char *from[CMP_MAX_SETS]; /* --from, each one given */
+    int nfrom;
+    /* How mgpu-mpi's ranks are started: --launcher, or --mpirun (else
+     * $MPIRUN, else mpirun) and "-np %n", split at blanks; %n in a word is
+     * the number of ranks.  The words point into launcher_text, which
+     * cmp_options_free frees. */
+    char *launcher_text;
+    char *launcher[CMP_LAUNCHER_WORDS + 1];
+    const char *launcher_from; /* the option that set it, for its errors */
+} cmp_options;
+
+/* ARGV into OPT (which cmp_options_free frees): -1 to go on, or the exit
+ * code, 0 after --help or --version, 2 after a usage error's line, 1 when
+ * out of memory. */
+int cmp_options_parse(cmp_options *opt, int argc, char **argv);
+void cmp_options_free(cmp_options *opt);
 
 #endif /* MGPU_BENCH_COMPARE_H */
