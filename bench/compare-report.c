@@ -1,9 +1,11 @@
-/* compare-report.c - what mgpu-compare makes of the runs: speedup and
- * parallel efficiency against each program's own 1-device run at the same
- * grid with the same halo depth in the same comparison, the side-by-side table (a group per grid
- * size when there are several), results.csv (a row per run) and
- * results.json, written with jansson (the same runs, each with every field
- * its program printed, and the metadata of the machine). */
+/* compare-report.c - what mgpu-compare makes of the runs: the spread of
+ * each run's times, its speedup and parallel efficiency against its
+ * program's own 1-device run at the same grid with the same halo depth in
+ * the same comparison; the table (a group per grid size when there are
+ * several) and, after it, the device-driven floor against the host-driven
+ * programs; results.csv (a row per run) and results.json, written with
+ * jansson (the same runs, each with every field its program printed, and
+ * the metadata of the machine). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -149,6 +151,55 @@ void cmp_print_table(const cmp_rows *rows, FILE *out)
             if (cmp_row_at(&rows->row[i], &s))
                 print_row(&rows->row[i], out);
         }
+    }
+}
+
+/* ------------------------------------------------------------- the floor */
+
+/* The fastest row that ran, of a program other than the floor, of the set
+ * of F, on its devices with its halo depth and kernel at its grid (by time
+ * per step: sets may differ in steps); or NULL. */
+static const cmp_row *fastest_host_driven(const cmp_rows *rows, const cmp_row *f)
+{
+    const cmp_row *best = NULL;
+    for (int i = 0; i < rows->count; i++) {
+        const cmp_row *r = &rows->row[i];
+        if (r->status == RUN_OK && !cmp_is_floor(cmp_series(r)) && strcmp(r->set, f->set) == 0 &&
+            r->devices == f->devices && r->halo == f->halo && r->nx == f->nx && r->ny == f->ny &&
+            strcmp(r->kernel, f->kernel) == 0 && (!best || r->us_per_step < best->us_per_step))
+            best = r;
+    }
+    return best;
+}
+
+void cmp_print_floor(const cmp_rows *rows, FILE *out)
+{
+    int deep = cmp_rows_deep(rows), lines = 0;
+    for (int i = 0; i < rows->count; i++) {
+        const cmp_row *f = &rows->row[i];
+        cmp_size at = {f->nx, f->ny};
+        /* Each grid, device count and depth once: at the floor's fastest
+         * row there. */
+        if (f->status != RUN_OK || !cmp_is_floor(cmp_series(f)) ||
+            cmp_fastest(rows, cmp_series(f), f->devices, f->halo, &at) != f)
+            continue;
+        if (!lines++)
+            fprintf(out,
+                    "\n# the device-driven floor (%s): its time per step against the "
+                    "fastest host-driven program's on as many devices at the same grid%s; "
+                    "floor/host below 1: the floor is below them all\n",
+                    CMP_FLOOR_PROGRAM, deep ? " and halo" : "");
+        fprintf(out, "floor %-22s %lld x %lld, %d device%s", cmp_series(f), f->nx, f->ny,
+                f->devices, f->devices == 1 ? "" : "s");
+        if (deep)
+            fprintf(out, ", halo %d", f->halo);
+        fprintf(out, ": %.1f us/step", f->us_per_step);
+        const cmp_row *host = fastest_host_driven(rows, f);
+        if (host)
+            fprintf(out, "; host-driven %s (%s) %.1f us/step; floor/host %.3f\n", host->program,
+                    host->exchange, host->us_per_step, f->us_per_step / host->us_per_step);
+        else
+            fputs("; no host-driven run to hold it against\n", out);
     }
 }
 

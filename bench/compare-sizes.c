@@ -330,59 +330,6 @@ static void crossover_of(const cmp_rows *rows, const char *series, int devices, 
         fprintf(out, "not measured (no size with a 1-device and a %d-device run)\n", devices);
 }
 
-int cmp_is_floor(const char *series)
-{
-    size_t n = strlen(CMP_FLOOR_PROGRAM);
-    return strncmp(series, CMP_FLOOR_PROGRAM, n) == 0 && (series[n] == '\0' || series[n] == '@');
-}
-
-/* The fastest row that ran, of a program other than the floor, of the set
- * of F, on its devices with its halo depth and kernel at its grid (by time
- * per step: sets may differ in steps); or NULL. */
-static const cmp_row *fastest_host_driven(const cmp_rows *rows, const cmp_row *f)
-{
-    const cmp_row *best = NULL;
-    for (int i = 0; i < rows->count; i++) {
-        const cmp_row *r = &rows->row[i];
-        if (r->status == RUN_OK && !cmp_is_floor(cmp_series(r)) && strcmp(r->set, f->set) == 0 &&
-            r->devices == f->devices && r->halo == f->halo && r->nx == f->nx && r->ny == f->ny &&
-            strcmp(r->kernel, f->kernel) == 0 && (!best || r->us_per_step < best->us_per_step))
-            best = r;
-    }
-    return best;
-}
-
-void cmp_print_floor(const cmp_rows *rows, FILE *out)
-{
-    int deep = cmp_rows_deep(rows), lines = 0;
-    for (int i = 0; i < rows->count; i++) {
-        const cmp_row *f = &rows->row[i];
-        cmp_size at = {f->nx, f->ny};
-        /* Each grid, device count and depth once: at the floor's fastest
-         * row there. */
-        if (f->status != RUN_OK || !cmp_is_floor(cmp_series(f)) ||
-            cmp_fastest(rows, cmp_series(f), f->devices, f->halo, &at) != f)
-            continue;
-        if (!lines++)
-            fprintf(out,
-                    "\n# the device-driven floor (%s): its time per step against the "
-                    "fastest host-driven program's on as many devices at the same grid%s; "
-                    "floor/host below 1: the floor is below them all\n",
-                    CMP_FLOOR_PROGRAM, deep ? " and halo" : "");
-        fprintf(out, "floor %-22s %lld x %lld, %d device%s", cmp_series(f), f->nx, f->ny,
-                f->devices, f->devices == 1 ? "" : "s");
-        if (deep)
-            fprintf(out, ", halo %d", f->halo);
-        fprintf(out, ": %.1f us/step", f->us_per_step);
-        const cmp_row *host = fastest_host_driven(rows, f);
-        if (host)
-            fprintf(out, "; host-driven %s (%s) %.1f us/step; floor/host %.3f\n", host->program,
-                    host->exchange, host->us_per_step, f->us_per_step / host->us_per_step);
-        else
-            fputs("; no host-driven run to hold it against\n", out);
-    }
-}
-
 void cmp_print_crossover(const cmp_rows *rows, FILE *out)
 {
     if (cmp_rows_size_count(rows, 1) < 2)

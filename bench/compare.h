@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -97,6 +98,16 @@ static inline const char *cmp_series(const cmp_row *row)
     return row->series[0] ? row->series : row->program;
 }
 
+/* The program whose runs are the device-driven floor: the host launches
+ * once a run and the devices step on their own (doc/persistent.md). */
+#define CMP_FLOOR_PROGRAM "mgpu-persistent"
+/* 1 when SERIES (cmp_series) is the floor program's, of any set. */
+static inline int cmp_is_floor(const char *series)
+{
+    size_t n = strlen(CMP_FLOOR_PROGRAM);
+    return strncmp(series, CMP_FLOOR_PROGRAM, n) == 0 && (series[n] == '\0' || series[n] == '@');
+}
+
 typedef struct cmp_rows {
     cmp_row *row;
     int count, capacity;
@@ -179,6 +190,10 @@ int cmp_row_from_object(cmp_row *row, json_t *object, int schema, char *error, s
  * them), appended to ROWS.  0, or -1 with a message naming the run and the
  * field.  What --from does with a file, and the fuzz test with its inputs. */
 int cmp_results_parse(const char *text, size_t len, cmp_rows *rows, char *error, size_t error_size);
+/* Read the results.json at PATH (what cmp_write_json wrote, of schema 1 or
+ * 2, or the array of runs before them), its rows appended to ROWS.  0, or
+ * -1 with a message in ERROR. */
+int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_size);
 
 /* ------------------------------------------------------------- lists */
 
@@ -253,16 +268,6 @@ int cmp_rows_deep(const cmp_rows *rows);
  * that grid, or "none up to" the largest; the depth is named when a row
  * has one other than 1.  Needs cmp_derive first. */
 void cmp_print_crossover(const cmp_rows *rows, FILE *out);
-/* The program whose runs are the device-driven floor: the host launches
- * once a run and the devices step on their own (doc/persistent.md). */
-#define CMP_FLOOR_PROGRAM "mgpu-persistent"
-/* 1 when SERIES (cmp_series) is the floor program's, of any set. */
-int cmp_is_floor(const char *series);
-/* Where the floor program ran: per grid, device count and halo depth (and
- * set), its fastest time per step against the fastest host-driven
- * program's in the same conditions, and their ratio (below 1: the floor
- * is below every host-driven program).  Nothing when it did not run. */
-void cmp_print_floor(const cmp_rows *rows, FILE *out);
 
 /* ---------------------------------------------------------- the results */
 
@@ -271,12 +276,14 @@ void cmp_print_floor(const cmp_rows *rows, FILE *out);
  * halo depth (the first that ran). */
 void cmp_derive(cmp_rows *rows);
 void cmp_print_table(const cmp_rows *rows, FILE *out);
+/* Where the floor program ran: per grid, device count and halo depth (and
+ * set), its fastest time per step against the fastest host-driven
+ * program's in the same conditions, and their ratio (below 1: the floor
+ * is below every host-driven program).  Nothing when it did not run. */
+void cmp_print_floor(const cmp_rows *rows, FILE *out);
 /* Write results.csv or results.json to PATH.  0, or -1 after a message. */
 int cmp_write_csv(const cmp_rows *rows, const char *path);
 int cmp_write_json(const cmp_rows *rows, const char *path);
-/* Read what cmp_write_json wrote (or the array of runs an older one
- * wrote).  0, or -1 with a message in ERROR. */
-int cmp_read_json(const char *path, cmp_rows *rows, char *error, size_t error_size);
 
 /* ------------------------------------------------------ sets side by side */
 
