@@ -1,38 +1,17 @@
-/* compare-output.c - the output folder, and replacing the set of files a
- * comparison leaves there (results.csv, results.json, plots.gp and the
- * PNG and SVG plots) so that the folder holds one comparison's files, never
- * a mix of two:
- *
- *  1. Before the first run, the folder is made if need be and proved
- *     writable (a folder made in it and removed), and no name of the set
- *     there is a folder (a rename could not replace it): a bad --output
- *     costs no run.  The folder is then locked (an flock on
- *     ".mgpu-compare.lock" in it, held to the end): a second mgpu-compare
- *     into the same folder fails at once, with one line, before it runs
- *     anything, rather than mixing its files with the first's or waiting
- *     for hours to replace them.
- *  2. Nothing is written there while the programs run.  When they have
- *     all run, every file of the new set is written into a staging folder
- *     made in the output folder (".mgpu-compare-XXXXXX": the same file
- *     system, so a rename is atomic); gnuplot draws there too.
- *  3. Only when all of it was written, each file is synced and proved
- *     whole (a regular file, not empty: a tool that said it wrote it is
- *     not believed without it), and renamed over its namesake
- *     (results.json last), and then each file of the
- *     set that the new set lacks (the old plots, when no run succeeded or
- *     gnuplot failed) is removed; the staging folder goes.
- *  4. When anything fails, or SIGINT or SIGTERM comes, before step 3, the
- *     staging folder is removed and the folder keeps the previous set
- *     whole.  A staging folder that a dead comparison left (SIGKILL) is
- *     removed by the next one to take the lock.
- * What is left: step 3 is a few renames, microseconds; a crash of the
- * machine, or SIGKILL, between them leaves a mix (a reader that finds
- * results.json new knows the rest is), and SIGKILL during step 2 leaves
- * the staging folder behind until the next comparison there, never a file
- * of the set.  Replacing the set in
- * one step would need the results in a folder of their own swapped in
- * (renameat2 RENAME_EXCHANGE): --output may be any folder, ".", so they
- * are not. */
+/* compare-output.c - the output folder, and the set of files a comparison
+ * leaves there (results.csv, results.json, plots.gp and the plots), so that
+ * the folder holds one comparison's files, never a mix of two.  Before the
+ * first run the folder is proved writable (a folder made in it and
+ * removed), with no folder in the way of a name of the set, and locked for
+ * the comparison: a second mgpu-compare into it fails at once, with one
+ * line, running nothing.  Nothing is written there while the programs run.
+ * Then the whole set is written into a staging folder made in it (the same
+ * file system: a rename is atomic), gnuplot drawing there too; each file is
+ * synced, proved whole and renamed over its namesake, results.json last,
+ * and each file of the set that the new set lacks is removed.  A failure,
+ * SIGINT or SIGTERM before that leaves the previous set whole; a staging
+ * folder that a dead comparison left goes when the next one takes the
+ * lock. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -58,7 +37,8 @@
 
 const char *const cmp_result_files[] = {CMP_PLOT_FILE_NAMES, "results.csv", "results.json", NULL};
 
-/* The first name of NAMES that is a folder in DIR, or NULL. */
+/* The first name of NAMES that is a folder in DIR (a rename could not
+ * replace it), or NULL. */
 static const char *folder_in_the_way(const char *dir, const char *const *names)
 {
     char path[PATH_MAX + 32];
@@ -261,6 +241,13 @@ static int staged_whole(const cmp_stage *st, const char *path)
     return why == NULL;
 }
 
+/* What is left: the renames take microseconds; a crash of the machine, or
+ * SIGKILL, between them leaves a mix (a reader that finds results.json new
+ * knows the rest is), and SIGKILL while the set is staged leaves the
+ * staging folder behind until the next comparison there, never a file of
+ * the set.  Replacing the set in one step would need the results in a
+ * folder of their own swapped in (renameat2 RENAME_EXCHANGE): --output may
+ * be any folder, ".", so they are not. */
 int cmp_stage_commit(cmp_stage *st, const char *const *names)
 {
     char from[PATH_MAX + 32], to[PATH_MAX + 32];

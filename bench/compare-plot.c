@@ -1,29 +1,18 @@
-/* compare-plot.c - the plots of a comparison: parallel efficiency against
- * devices, one line per program (its fastest exchange mode at each device
- * count), and the exchange modes side by side at the largest device count,
- * both at the largest grid; and, when the runs span several grid sizes,
- * the time per step (log-log) and the efficiency against the grid's cells,
- * one line per program and device count (its fastest exchange mode at each
- * size); and, when the runs span several halo depths, the time per step
- * and the efficiency against the depth K at the largest grid, one line per
- * program and device count (its fastest mode at each K), while the other
- * plots then draw a line per depth, named in its title.  A line's colour
- * says its program, its dash its device count, its point shape its depth
- * or set (look_of).  Every point has an error bar from the spread of its
- * runs; the key names the exchange mode of each line, or, where the
- * fastest mode changes from point to point, each point is labelled with
- * its mode.  The
- * data go into one gnuplot script, DIR/plots.gp, that draws them as PNG
- * and SVG; it stays there, so that a user can restyle the plots and draw
- * them again with `cd DIR && gnuplot plots.gp'.  gnuplot is found at run
- * time ($GNUPLOT, else on PATH); without it the script is still written.
+/* compare-plot.c - the plots of a comparison: at the largest grid, the
+ * parallel efficiency against devices, a line per program (its fastest
+ * mode at each device count), and the exchange modes side by side on the
+ * most devices; across grid sizes, the time per step (log-log) and the
+ * efficiency against cells, and across halo depths the same against K, a
+ * line per program and device count.  Each point's error bar is the spread
+ * of its runs, and a line's look says its program, devices and depth or set
+ * (look_of).  The data go into one gnuplot script, DIR/plots.gp, that draws
+ * them as PNG and SVG and stays, so that a user can restyle and draw them
+ * again (`cd DIR && gnuplot plots.gp'); gnuplot is found at run time.
  *
  * The script is code that gnuplot runs, so nothing from the rows goes into
  * it but names (cmp_is_name: no blank, quote or newline) and numbers, each
- * name in double quotes inside the data blocks: no data line can then start
- * with "EOD" and end a block early, after which the lines would be
- * commands.  gnuplot runs in the folder, which is never written into a
- * command. */
+ * name quoted in the data blocks: no data line can start with "EOD" and end
+ * a block early.  gnuplot runs in the folder, never named in a command. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -67,8 +56,8 @@ static const char *short_name(const char *program)
 }
 
 /* A line's look.  A plot against size or depth has a line per program,
- * device count and depth or set, a score of them in a full comparison, and
- * gnuplot's eight colours came round again on unrelated lines.  So the
+ * device count and depth or set, a score of them in a full comparison, on
+ * which gnuplot's eight colours would come round again.  So the
  * colour says the program (the same in every set of --from), the dash the
  * device count, and the point shape the set and depth where there are
  * several (else the device count again); each a place among the values of
@@ -536,9 +525,9 @@ static int write_by_halo(FILE *gp, const cmp_rows *rows, const cmp_size *at, con
 
 /* The range of a percent axis: the bars with a margin, whole percents.
  * Efficiency close to ideal is the usual case on a few GPUs joined by
- * NVLink, where what a reader wants to see is 99 against 95 against 86
- * per cent, and whether those differ by more than the spread of the runs:
- * an axis from 0 puts every line on top of the others.  So the axis spans
+ * NVLink, where a reader wants to tell lines a few per cent apart, and
+ * whether they differ by more than the spread of the runs: an axis from 0
+ * puts every line on top of the others.  So the axis spans
  * the data (the ideal 100% is drawn when it falls in it, and in the
  * scaling plot it always does: the 1-device points are there), and is
  * labelled in percent so that the zoom is read as a zoom. */
@@ -602,8 +591,8 @@ static void set_terminal(FILE *gp, int width, int height)
 /* A plot's page and key, within the loop over formats.  The key of a
  * score of lines (a program on a device count each) goes beside the plot,
  * on a wider page, in a smaller font, each line's sample before its title:
- * below the plot it took one column and left the plot a strip.  A few
- * lines' key goes below. */
+ * below the plot it would take one column and leave the plot a strip.  A
+ * few lines' key goes below. */
 static void layout(FILE *gp, int lines)
 {
     if (lines > 8) {
@@ -735,8 +724,9 @@ static int write_script(const char *dir, const cmp_rows *rows, int host, unsigne
             "# Error bars: from the fastest to the slowest of the runs of each row.\n"
             "set datafile missing \"-\"\n",
             COMPARE_NAME, sizes > 1 ? ", and time and efficiency against grid size" : "");
-    span scaling_range = {NAN, NAN}, unused = {NAN, NAN}, efficiency_range = {NAN, NAN};
-    span halo_range = {NAN, NAN};
+    /* Nothing drawn yet. */
+    const span none = {.low = NAN, .high = NAN};
+    span scaling_range = none, unused = none, efficiency_range = none, halo_range = none;
     int scaling_labels = 0, time_labels = 0, efficiency_labels = 0;
     /* Lines per halo depth, named, when any ran deeper than 1. */
     int deep = cmp_rows_deep(rows), depths[MAX_NAMES];

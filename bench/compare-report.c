@@ -177,7 +177,7 @@ void cmp_print_floor(const cmp_rows *rows, FILE *out)
     int deep = cmp_rows_deep(rows), lines = 0;
     for (int i = 0; i < rows->count; i++) {
         const cmp_row *f = &rows->row[i];
-        cmp_size at = {f->nx, f->ny};
+        cmp_size at = {.nx = f->nx, .ny = f->ny};
         /* Each grid, device count and depth once: at the floor's fastest
          * row there. */
         if (f->status != RUN_OK || !cmp_is_floor(cmp_series(f)) ||
@@ -220,11 +220,11 @@ typedef struct field {
 static int row_fields(const cmp_row *r, field *f)
 {
     int n = 0;
-#define TEXT(k, v) f[n++] = (field){k, F_TEXT, v, 0}
+#define TEXT(k, v) f[n++] = (field){.key = k, .kind = F_TEXT, .text = v}
 #define INTEGER(k, v) \
-    f[n++] = (field) { k, F_INTEGER, NULL, (double) (v) }
+    f[n++] = (field) { .key = k, .kind = F_INTEGER, .number = (double) (v) }
 #define NUMBER(k, v) \
-    f[n++] = (field) { k, F_NUMBER, NULL, v }
+    f[n++] = (field) { .key = k, .kind = F_NUMBER, .number = v }
     TEXT("program", r->program);
     TEXT("strategy", r->strategy);
     TEXT("exchange", r->exchange);
@@ -236,8 +236,9 @@ static int row_fields(const cmp_row *r, field *f)
     INTEGER("steps", r->steps);
     INTEGER("repeats", r->repeats);
     INTEGER("halo", r->halo);
-    f[n++] = (field){"time_block", F_COUNT, NULL, r->time_block > 0 ? r->time_block : NAN};
-    f[n++] = (field){"exchanges", F_COUNT, NULL, r->exchanges};
+    f[n++] = (field){
+        .key = "time_block", .kind = F_COUNT, .number = r->time_block > 0 ? r->time_block : NAN};
+    f[n++] = (field){.key = "exchanges", .kind = F_COUNT, .number = r->exchanges};
     TEXT("status", cmp_status_name(r->status));
     NUMBER("time_s", r->time_s);
     NUMBER("time_min_s", r->time_min_s);
@@ -257,7 +258,7 @@ static int row_fields(const cmp_row *r, field *f)
     NUMBER("speedup", r->speedup);
     NUMBER("efficiency", r->efficiency);
     TEXT("verify", r->verify);
-    f[n++] = (field){"verified", F_VERDICT, NULL, (double) r->verified};
+    f[n++] = (field){.key = "verified", .kind = F_VERDICT, .number = (double) r->verified};
     NUMBER("max_error", r->max_error);
     TEXT("reason", r->reason);
 #undef TEXT

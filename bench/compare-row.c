@@ -275,7 +275,7 @@ static int status_of(reader *rd, cmp_status *status)
  * results.json. */
 static int row_from(cmp_row *row, json_t *o, int results, char *error, size_t error_size)
 {
-    reader rd = {o, error, error_size};
+    reader rd = {.o = o, .error = error, .size = error_size};
     long long devices, repeats;
     if (flat_object(&rd) != 0)
         return -1;
@@ -442,7 +442,7 @@ int cmp_row_from_object(cmp_row *row, json_t *object, int schema, char *error, s
 static int metadata_of(json_t *metadata, char *error, size_t size)
 {
     char why[300];
-    reader rd = {metadata, why, sizeof why};
+    reader rd = {.o = metadata, .error = why, .size = sizeof why};
     if (!metadata)
         return snprintf(error, size, "no \"metadata\""), -1;
     if (flat_object(&rd) != 0)

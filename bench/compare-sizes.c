@@ -93,7 +93,7 @@ static int add_size(list *l, long long nx, long long ny)
         l->size = grown;
         l->capacity = capacity;
     }
-    l->size[l->count++] = (cmp_size){nx, ny};
+    l->size[l->count++] = (cmp_size){.nx = nx, .ny = ny};
     return 0;
 }
 
@@ -230,13 +230,13 @@ int cmp_halos_parse(const char *text, int *halos, int *count, char *error, size_
 
 /* ------------------------------------------------------- sizes of rows */
 
-static cmp_size size_of(const cmp_row *r) { return (cmp_size){r->nx, r->ny}; }
+static cmp_size size_of(const cmp_row *r) { return (cmp_size){.nx = r->nx, .ny = r->ny}; }
 
 int cmp_rows_next_size(const cmp_rows *rows, int ok_only, const cmp_size *after, cmp_size *next)
 {
     /* AFTER may be NEXT (a loop walks the sizes in one variable): it is
      * read before NEXT is written. */
-    cmp_size from = after ? *after : (cmp_size){0, 0}, best = {0, 0};
+    cmp_size from = after ? *after : (cmp_size){.nx = 0, .ny = 0}, best = from;
     int found = 0;
     for (int i = 0; i < rows->count; i++) {
         cmp_size s = size_of(&rows->row[i]);

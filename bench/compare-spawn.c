@@ -7,11 +7,9 @@
  *    (mpirun's ranks, mgpu-fork's workers) stops with it, and whatever of
  *    the group is left when the child has ended is killed;
  *  - when mgpu-compare dies, whatever ends it (SIGKILL included), the
- *    child's group gets SIGKILL from a watchdog: a small process forked
- *    for each run that waits on a pipe from mgpu-compare, and sees its end
- *    when mgpu-compare is gone.  On Linux the child also gets SIGKILL
- *    itself (PR_SET_PDEATHSIG), but that alone would spare the rest of
- *    its group, and some kernels (gVisor's) do not honour it;
+ *    child's group gets SIGKILL from a small process forked for each run
+ *    (watchdog) that waits on a pipe from mgpu-compare and sees its end
+ *    when mgpu-compare is gone;
  *  - SIGINT and SIGTERM of mgpu-compare stop the child's group first
  *    (SIGTERM, then SIGKILL after a grace time); mgpu-compare then ends
  *    by the same signal (compare.c). */
@@ -181,8 +179,10 @@ static void child(char *const argv[], const char *dir, pid_t parent, int out_fd,
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     setpgid(0, 0);
 #ifdef __linux__
-    /* The parent may have died before this line: then getppid() is
-     * another process's pid. */
+    /* The child's own SIGKILL when mgpu-compare dies; alone it would spare
+     * the rest of the group, and some kernels (gVisor's) do not honour it:
+     * the watchdog is what holds.  The parent may have died before this
+     * line: then getppid() is another process's pid. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
         _exit(127);
 #else
@@ -244,7 +244,7 @@ static int collect(pid_t pid, int fds[2], double timeout_s, cmp_output *o, int *
     double begin = mgpu_now(), killed_at = 0, ended_at = 0;
     int open_fds = 2, reaped = 0, wait_errno = 0;
     while (open_fds > 0 || !reaped) {
-        struct pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+        struct pollfd p[2] = {{.fd = fds[0], .events = POLLIN}, {.fd = fds[1], .events = POLLIN}};
         double now = mgpu_now();
         if (!reaped) {
             pid_t r = waitpid(pid, wstatus, WNOHANG);

@@ -32,13 +32,12 @@
 #include "mgpu/processes.h"
 
 /* Open MPI binds each of two ranks or fewer to one core (more: to a
- * socket), where the rank's verification and first touch then run alone: a
- * verified 16384² run of mgpu-mpi took 15-20 s on 1 and 2 devices against
- * 7-8 s on 4 (BENCHMARKS.md section 23).  Unbound, the ranks are placed by
- * --bind as every other program's workers are.  Not where the launcher
- * places them itself (a --bind-to or --map-by among its words: a mapping
- * implies a binding, which the environment's policy would override), nor
- * where the user set the policy.  Open MPI 4 reads the first name, the
+ * socket), where the rank's verification and first touch then run on that
+ * core alone, far slower than on 4 ranks (BENCHMARKS.md section 23).
+ * Unbound, the ranks are placed by --bind as every other program's workers
+ * are.  Not where the launcher places them itself (a --bind-to or --map-by
+ * among its words: a mapping implies a binding, which the environment's
+ * policy would override), nor where the user set the policy.  Open MPI 4 reads the first name, the
  * mpirun of Open MPI 5 (PRRTE) the second (not tried here); nothing else
  * reads either. */
 static void unbind_ranks(const cmp_options *opt)
@@ -424,7 +423,12 @@ static int compare(const cmp_options *opt, const char *argv0, cmp_rows *rows)
     int available = cuda ? gpus : 2;
     plan pl = {.opt = opt, .backend = cuda ? "cuda" : "host"};
     /* Without --sizes, one size: --nx and --ny, or the backend's default. */
-    cmp_size one = {opt->nx ? opt->nx : cuda ? 16384 : 512, opt->ny ? opt->ny : cuda ? 16384 : 512};
+    cmp_size one = {.nx = opt->nx ? opt->nx
+                          : cuda  ? 16384
+                                  : 512,
+                    .ny = opt->ny ? opt->ny
+                          : cuda  ? 16384
+                                  : 512};
     const cmp_size *sizes = opt->sizes.count ? opt->sizes.size : &one;
     pl.sizes = opt->sizes.count ? opt->sizes.count : 1;
     pl.steps = opt->steps ? opt->steps : cuda ? 200 : 20;

@@ -1,6 +1,8 @@
-/* compare.h - what the files of mgpu-compare share: one row per run, the
- * child processes it starts, the flat JSON objects it reads, the results
- * it writes and the plots. */
+/* compare.h - what the files of mgpu-compare share: the text it lets
+ * through, one row per run, the child processes it starts, the flat JSON
+ * objects it reads, the grids, the results it writes, the plots, the output
+ * folder and the command line.  compare.c calls into every file; each other
+ * file calls only files below it, compare-text.c at the bottom. */
 #ifndef MGPU_BENCH_COMPARE_H
 #define MGPU_BENCH_COMPARE_H
 
