@@ -66,11 +66,10 @@ int cmp_folder_check(const char *dir, const char *option, const char *const *nam
 {
     char probe[PATH_MAX];
     if (strlen(dir) > PATH_MAX - PATH_ROOM)
-        return bench_usage(COMPARE_NAME, "%s: the folder's name is longer than %d bytes", option,
-                           PATH_MAX - PATH_ROOM);
+        return cmp_usage("%s: the folder's name is longer than %d bytes", option,
+                         PATH_MAX - PATH_ROOM);
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return bench_usage(COMPARE_NAME, "%s: cannot make the folder %s: %s", option, dir,
-                           strerror(errno));
+        return cmp_usage("%s: cannot make the folder %s: %s", option, dir, strerror(errno));
     struct stat st;
     if (stat(dir, &st) != 0) {
         int err = errno;
@@ -78,17 +77,16 @@ int cmp_folder_check(const char *dir, const char *option, const char *const *nam
         ssize_t n = readlink(dir, target, sizeof target - 1);
         if (n > 0) {
             target[n] = '\0';
-            return bench_usage(COMPARE_NAME, "%s: %s is a symbolic link to %s: %s", option, dir,
-                               target, strerror(err));
+            return cmp_usage("%s: %s is a symbolic link to %s: %s", option, dir, target,
+                             strerror(err));
         }
-        return bench_usage(COMPARE_NAME, "%s: %s: %s", option, dir, strerror(err));
+        return cmp_usage("%s: %s: %s", option, dir, strerror(err));
     }
     if (!S_ISDIR(st.st_mode))
-        return bench_usage(COMPARE_NAME, "%s: %s is not a folder", option, dir);
+        return cmp_usage("%s: %s is not a folder", option, dir);
     snprintf(probe, sizeof probe, "%s" STAGE_NAME, dir);
     if (!mkdtemp(probe))
-        return bench_usage(COMPARE_NAME, "%s: cannot write in %s: %s", option, dir,
-                           strerror(errno));
+        return cmp_usage("%s: cannot write in %s: %s", option, dir, strerror(errno));
     rmdir(probe);
     const char *in_the_way = folder_in_the_way(dir, names);
     if (in_the_way)
