@@ -134,10 +134,6 @@ typedef struct control {
     mgpu_ipc_part ipc[MGPU_MAX_DEVICES]; /* ipc: what each part publishes */
     mgpu_nccl_id nccl_id;                /* nccl: the workers' communicator */
     mgpu_binding binding;                /* the CPUs each worker got */
-    /* [repeat * nparts + part]: each worker's time per run, then from
-     * [repeats * nparts] on the seconds of it that it waited (at barriers,
-     * for its device). */
-    double seconds[];
 } control;
 
 struct shared {
@@ -183,7 +179,7 @@ static mgpu_status shared_create(shared *sh, const mgpu_run *run)
     const mgpu_options *opt = run->opt;
     size_t n = (size_t) run->ndevices;
     *sh = (shared){0};
-    sh->control_bytes = sizeof(control) + 2 * (size_t) run->repeats * n * sizeof(double);
+    sh->control_bytes = sizeof(control);
     bool ok = (sh->control = map_shared(sh->control_bytes, "control block")) != NULL;
     /* auto may resolve to staged in the workers: only ipc and nccl need no
      * slots. */
@@ -226,6 +222,16 @@ static mgpu_status barrier(void *ctx)
     if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)
         return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_barrier_wait: %s", strerror(rc));
     return MGPU_OK;
+}
+
+/* The worker's device done with the run's work; the wait is part of the
+ * run's. */
+static mgpu_status synchronize(worker *w)
+{
+    double before = mgpu_now();
+    mgpu_status status = mgpu_stencil_synchronize(w->st, w->part);
+    w->waited += mgpu_now() - before;
+    return status;
 }
 
 static mgpu_stream *stream_of(const worker *w) { return mgpu_stencil_stream(w->st, w->part); }
@@ -361,15 +367,8 @@ static mgpu_status worker_run(worker *w)
         double start = mgpu_now();
         w->waited = 0.0;
         MGPU_TRY(run_steps(w, progress));
-        double before = mgpu_now();
-        MGPU_TRY(mgpu_stencil_synchronize(w->st, p));
-        double end = mgpu_now();
-        if (r >= run->warmup) {
-            size_t at = (size_t) (r - run->warmup) * (size_t) w->nparts + (size_t) p;
-            w->sh->control->seconds[at] = end - start;
-            w->sh->control->seconds[(size_t) run->repeats * (size_t) w->nparts + at] =
-                w->waited + (end - before);
-        }
+        MGPU_TRY(synchronize(w));
+        mgpu_run_keep_part(run, r, p, mgpu_now() - start, w->waited);
         /* Nobody starts the next run, rewriting its buffers and slots,
          * while a neighbour may still read them. */
         MGPU_TRY(barrier(w));
@@ -468,21 +467,6 @@ static mgpu_status fork_strategy(void *ctx, mgpu_run *run)
     if (status == MGPU_OK)
         status = run_workers(&sh, run, interrupted);
     if (status == MGPU_OK) {
-        /* A run takes as long as its slowest worker: each timed its steps
-         * from the barrier that started them all to the end of the work on
-         * its own device. */
-        int n = run->ndevices;
-        const double *waited = sh.control->seconds + (size_t) run->repeats * (size_t) n;
-        for (int r = 0; r < run->repeats; r++) {
-            double slowest = 0.0, wait = 0.0;
-            for (int p = 0; p < n; p++) {
-                if (sh.control->seconds[r * n + p] > slowest)
-                    slowest = sh.control->seconds[r * n + p];
-                wait += waited[r * n + p] / n;
-            }
-            run->seconds[r] = slowest;
-            run->waited[r] = wait;
-        }
         if (run->field) {
             memcpy(run->field, sh.result, sh.result_bytes);
             mgpu_field_fill_halo_rows(run->field, opt->kernel, opt->nx, opt->ny);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "mgpu-private.h"
 
@@ -51,6 +52,41 @@ void mgpu_run_keep(mgpu_run *run, int r, double seconds, double waited)
     run->waited[r - run->warmup] = waited;
 }
 
+/* Part P's seconds and wait of timed run R: two doubles, [R][P]. */
+static double *part_time(const mgpu_run *run, int r, int p)
+{
+    return run->part_times + 2 * ((size_t) r * (size_t) run->ndevices + (size_t) p);
+}
+
+void mgpu_run_keep_part(const mgpu_run *run, int r, int part, double seconds, double waited)
+{
+    if (r < run->warmup)
+        return;
+    double *kept = part_time(run, r - run->warmup, part);
+    kept[0] = seconds;
+    kept[1] = waited;
+}
+
+/* The timed runs whose parts were kept (mgpu_run_keep_part): each takes as
+ * long as its slowest part, and waited the parts' mean. */
+static void fold_parts(mgpu_run *run)
+{
+    int n = run->ndevices;
+    for (int r = 0; r < run->repeats; r++) {
+        if (part_time(run, r, 0)[0] < 0.0)
+            continue;
+        double slowest = 0.0, wait = 0.0;
+        for (int p = 0; p < n; p++) {
+            const double *kept = part_time(run, r, p);
+            if (kept[0] > slowest)
+                slowest = kept[0];
+            wait += kept[1] / n;
+        }
+        run->seconds[r] = slowest;
+        run->waited[r] = wait;
+    }
+}
+
 void mgpu_record_cpu_control(mgpu_record *record, double devices_s, double cpu_s, double both_s)
 {
     double hidden = cpu_s > 0.0 ? (devices_s + cpu_s - both_s) / cpu_s : 1.0;
@@ -70,17 +106,30 @@ static mgpu_status timed(const harness *h, mgpu_run *run, const char *what, mgpu
     int n = run->repeats;
     double *seconds = calloc((size_t) n, sizeof *seconds);
     double *waited = calloc((size_t) n, sizeof *waited);
-    if (!seconds || !waited) {
+    /* Shared before the strategy forks: its workers keep their parts here. */
+    size_t part_bytes = 2 * (size_t) n * (size_t) run->ndevices * sizeof(double);
+    void *parts = mmap(NULL, part_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (!seconds || !waited || parts == MAP_FAILED) {
         free(seconds);
         free(waited);
+        if (parts != MAP_FAILED)
+            munmap(parts, part_bytes);
         return mgpu_fail(MGPU_ERR_NOMEM, "out of host memory");
     }
-    for (int r = 0; r < n; r++)
+    run->part_times = parts;
+    for (int r = 0; r < n; r++) {
         waited[r] = -1.0;
+        for (int p = 0; p < run->ndevices; p++)
+            part_time(run, r, p)[0] = -1.0;
+    }
     run->seconds = seconds;
     run->waited = waited;
     mgpu_progress_begin(run->progress, what, run->warmup, run->repeats, run->compute);
     mgpu_status status = h->strategy(h->ctx, run);
+    if (status == MGPU_OK)
+        fold_parts(run);
+    munmap(parts, part_bytes);
+    run->part_times = NULL;
     if (status == MGPU_OK && h->group)
         combine_runs(h->group, run);
     bool told = true;

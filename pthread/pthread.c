@@ -26,14 +26,14 @@
 #include "team.h"
 #include "trace.h"
 
-/* Arrive at the next barrier with STATUS, how the work since the last one
- * went; false when some worker failed, and all leave.  The wait counts
- * towards the barrier time when COUNTED. */
-static bool arrive(worker *w, mgpu_status status, bool counted)
+/* Arrive at the next barrier with the worker's status, how its work since
+ * the last one went; false when some worker failed, and all leave.  The
+ * wait counts towards the barrier time when COUNTED. */
+static bool arrive(worker *w, bool counted)
 {
     team *t = w->team;
-    if (status != MGPU_OK)
-        mgpu_failure_record(&t->failure, status, w->barriers);
+    if (w->status != MGPU_OK)
+        mgpu_failure_record(&t->failure, w->status, w->barriers);
     double before = mgpu_now();
     pthread_barrier_wait(&t->barrier);
     if (counted) {
@@ -45,17 +45,17 @@ static bool arrive(worker *w, mgpu_status status, bool counted)
 
 /* Step STEP of the worker's part: send, the barrier, receive and compute.
  * False when some worker failed and all leave. */
-static bool one_step(worker *w, mgpu_status *status, long long step, bool timed)
+static bool one_step(worker *w, long long step, bool timed)
 {
     team *t = w->team;
     mgpu_trace_begin(MGPU_TRACE_STEP, mgpu_stencil_device(t->st, w->part), step);
-    if (*status == MGPU_OK)
-        *status = mgpu_stencil_send(t->st, w->part, step);
-    bool go_on = arrive(w, *status, timed);
+    if (w->status == MGPU_OK)
+        w->status = mgpu_stencil_send(t->st, w->part, step);
+    bool go_on = arrive(w, timed);
     if (go_on)
-        *status = mgpu_stencil_recv(t->st, w->part, step);
-    if (go_on && *status == MGPU_OK && t->run->compute)
-        *status = mgpu_stencil_compute(t->st, w->part, step);
+        w->status = mgpu_stencil_recv(t->st, w->part, step);
+    if (go_on && w->status == MGPU_OK && t->run->compute)
+        w->status = mgpu_stencil_compute(t->st, w->part, step);
     mgpu_trace_end();
     return go_on;
 }
@@ -118,73 +118,68 @@ mgpu_status team_error(const char *call, int err)
 /* With a graph, after the first steps worker 0 replays it while the others
  * wait at a barrier: a replay orders itself after every part's work issued
  * before it, and every part's later work after it.  *STEP gets the next step. */
-static bool replay(worker *w, mgpu_status *status, long long *step, bool timed)
+static bool replay(worker *w, long long *step, bool timed)
 {
     team *t = w->team;
     *step = 0;
     if (!t->graph.graph)
         return true;
     for (; *step < t->graph.first; ++*step)
-        if (!one_step(w, status, *step, timed))
+        if (!one_step(w, *step, timed))
             return false;
-    if (!arrive(w, *status, timed))
+    if (!arrive(w, timed))
         return false;
-    if (w->part == 0 && *status == MGPU_OK)
-        *status = mgpu_graph_steps_replay(&t->graph, t->st, t->run);
+    if (w->part == 0 && w->status == MGPU_OK)
+        w->status = mgpu_graph_steps_replay(&t->graph, t->st, t->run);
     *step = t->graph.end;
-    return arrive(w, *status, timed);
+    return arrive(w, timed);
+}
+
+/* The worker's device done with the run's work; the wait is part of the
+ * run's. */
+static void synchronize(worker *w)
+{
+    double before = mgpu_now();
+    if (w->status == MGPU_OK)
+        w->status = mgpu_stencil_synchronize(w->team->st, w->part);
+    w->run_waited += mgpu_now() - before;
 }
 
 /* Every run, warm-up and timed: load the initial field, then the steps.
- * Worker 0 times each run from the barrier that opens the first step to the
- * one that all reach with their device synchronised.  A failure in one
+ * Each worker times the run from the barrier that opens the first step to
+ * the one that all reach with their devices synchronised.  A failure in one
  * step's compute is reported at the barrier of the next step's send. */
 static void *step_worker(void *arg)
 {
     worker *w = arg;
     team *t = w->team;
     const mgpu_run *run = t->run;
-    mgpu_stencil *st = t->st;
     int p = w->part;
     if (!team_complete(t))
         return NULL;
-    mgpu_status status = team_enter(t, p);
+    w->status = team_enter(t, p);
+    mgpu_progress *progress = p == 0 ? run->progress : NULL; /* worker 0 tells it */
     for (int r = 0; r < run->warmup + run->repeats; r++) {
         bool timed = r >= run->warmup;
-        if (status == MGPU_OK)
-            status = mgpu_stencil_reset(st, p);
-        /* Worker 0 opens the run's wait, which the others add to only
-         * after the barriers below. */
-        if (p == 0 && timed)
-            run->waited[r - run->warmup] = 0.0;
-        w->run_waited = 0.0;
-        if (!arrive(w, status, false))
+        if (w->status == MGPU_OK)
+            w->status = mgpu_stencil_reset(t->st, p);
+        if (!arrive(w, false))
             return NULL;
-        /* Worker 0 tells the progress of the run. */
-        mgpu_progress *progress = p == 0 ? run->progress : NULL;
         mgpu_progress_run(progress, r);
         double start = mgpu_now();
+        w->run_waited = 0.0;
         long long step;
-        if (!replay(w, &status, &step, timed))
+        if (!replay(w, &step, timed))
             return NULL;
         for (; step < run->opt->steps; step++) {
-            if (!one_step(w, &status, step, timed))
+            if (!one_step(w, step, timed))
                 return NULL;
             mgpu_progress_step(progress, step + 1);
         }
-        double before = mgpu_now();
-        if (status == MGPU_OK)
-            status = mgpu_stencil_synchronize(st, p);
-        w->run_waited += mgpu_now() - before;
-        if (!arrive(w, status, timed))
+        synchronize(w);
+        if (!arrive(w, timed))
             return NULL;
-        if (p == 0 && timed)
-            run->seconds[r - run->warmup] = mgpu_now() - start;
-        if (timed) {
-            pthread_mutex_lock(&t->gate);
-            run->waited[r - run->warmup] += w->run_waited / t->n;
-            pthread_mutex_unlock(&t->gate);
-        }
+        mgpu_run_keep_part(run, r, p, mgpu_now() - start, w->run_waited);
     }
     return NULL;
 }

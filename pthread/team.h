@@ -16,6 +16,7 @@ typedef struct worker {
     team *team;
     int part;
     pthread_t thread;
+    mgpu_status status; /* step mode: how its work since the last barrier went */
     long long barriers; /* step mode: barriers passed */
     double waited;      /* step mode: seconds at barriers in the timed runs */
     double run_waited;  /* step mode: seconds waiting in this run (barriers,

@@ -393,14 +393,24 @@ typedef struct mgpu_run {
     /* Where the strategy tells how far it got (mgpu_progress_run, _step);
      * NULL in runs nobody watches. */
     struct mgpu_progress *progress;
+    /* The library's: each timed run's seconds and wait per part, as
+     * mgpu_run_keep_part keeps them, in memory that the processes a
+     * strategy forks share with it. */
+    double *part_times;
 } mgpu_run;
 
 typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
 
 /* What run R of RUN's warm-up and timed runs (0 to warmup+repeats-1)
  * measured, kept when it is a timed one: its SECONDS, and WAITED (negative:
- * not told). */
+ * not told).  For a strategy that times each run in one place. */
 void mgpu_run_keep(mgpu_run *run, int r, double seconds, double waited);
+/* The same for a strategy whose workers, threads or forked processes, each
+ * time their own part PART: SECONDS from the start all share (a barrier) to
+ * its end, WAITED of them at barriers and for its device.  Once the
+ * strategy returns, a run takes as long as its slowest part, and its wait
+ * is the parts' mean.  Each worker writes its own slot: no lock. */
+void mgpu_run_keep_part(const mgpu_run *run, int r, int part, double seconds, double waited);
 
 /* The CPU control field computed beside the devices (book 10.5, 10.6): the
  * record's cpu_control_s (CPU_S, the CPU's time on it), concurrent_s (BOTH_S,
