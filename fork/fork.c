@@ -445,9 +445,8 @@ static const mgpu_program program = {
 
 /* A set of runs: the shared mapping made, the workers forked and waited for
  * (run_workers), and what they left there read. */
-static mgpu_status fork_strategy(void *ctx, mgpu_run *run)
+static mgpu_status fork_strategy(mgpu_run *run, int *interrupted)
 {
-    int *interrupted = ctx;
     const mgpu_options *opt = run->opt;
     if (opt->exchange == MGPU_EXCHANGE_IPC && mgpu_backend_active() != MGPU_BACKEND_CUDA)
         return mgpu_error_set(MGPU_ERR_USAGE,
@@ -482,8 +481,11 @@ static mgpu_status fork_strategy(void *ctx, mgpu_run *run)
 
 int main(int argc, char **argv)
 {
-    int interrupted = 0;
-    int code = mgpu_main(&program, argc, argv, fork_strategy, &interrupted);
+    int interrupted = 0; /* by SIGINT or SIGTERM, which the workers were stopped for */
+    mgpu_harness *h = mgpu_harness_start(&program, argc, argv); /* options, devices */
+    for (mgpu_run *run; (run = mgpu_harness_next(h));)
+        mgpu_harness_done(h, fork_strategy(run, &interrupted));
+    int code = mgpu_harness_end(h); /* the ceiling, the verification, the record */
     if (interrupted) {
         /* End by the signal itself, as a program stopped by one should: the
          * shell sees 128 + signal, and a script running this one stops too.

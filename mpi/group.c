@@ -1,7 +1,7 @@
 /* group.c - mgpu-mpi's ranks as the harness's group of processes: where
  * each rank runs, the options checked against the job, the domain a phase
- * of runs keeps, and the MPI calls the harness (mgpu_group_main, run by
- * every rank together) meets the other ranks through: rank 0 alone prints,
+ * of runs keeps, and the MPI calls the harness (run by every rank
+ * together) meets the other ranks through: rank 0 alone prints,
  * a run takes as long as its slowest rank (MPI_Allreduce), the field is
  * gathered on rank 0 to be verified (MPI_Gatherv), and a rank that fails
  * ends the whole job with MPI_Abort: the others may be waiting for its
@@ -234,7 +234,6 @@ static void end_job(void *ctx, int code)
 mgpu_group ranks_group = {
     .where = job.where,
     .ceiling_device = -1,
-    .prepare = ranks_prepare,
     .combine = combine,
     .broadcast = broadcast,
     .gather = gather,

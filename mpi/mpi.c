@@ -26,7 +26,7 @@
 #include "ranks.h"
 #include "trace.h"
 
-static mgpu_status run_part(void *ctx, mgpu_run *run);
+static mgpu_status run_part(mgpu_run *run);
 
 int main(int argc, char **argv)
 {
@@ -51,18 +51,22 @@ int main(int argc, char **argv)
         return 2;
     }
     /* The program around the ranks is the harness's, run by every rank
-     * together: it calls ranks_prepare once the options are parsed, then
-     * run_part for each phase of runs. */
-    int code = mgpu_group_main(&ranks_program, &ranks_group, argc, argv, run_part, NULL);
+     * together. */
+    mgpu_harness *h = mgpu_harness_group_start(&ranks_program, &ranks_group, argc, argv);
+    const mgpu_options *opt = mgpu_harness_options(h); /* NULL: --help, a usage error */
+    if (opt)
+        mgpu_harness_group_ready(h, ranks_prepare(opt));
+    for (mgpu_run *run; (run = mgpu_harness_next(h));)
+        mgpu_harness_done(h, run_part(run));
+    int code = mgpu_harness_end(h);
     MPI_Finalize();
     return code;
 }
 
 /* Check the request against the job, choose the backend, this rank's
  * device and the exchange mode. */
-mgpu_status ranks_prepare(void *ctx, const mgpu_options *opt)
+mgpu_status ranks_prepare(const mgpu_options *opt)
 {
-    (void) ctx;
     MGPU_TRY(ranks_check(opt));
     /* The host backend gives each rank of a node a "device" of its own. */
     int host_devices = job.local_ranks < MGPU_MAX_DEVICES ? job.local_ranks : MGPU_MAX_DEVICES;
@@ -129,9 +133,8 @@ static mgpu_status run_steps(ranks_domain *dm, long long steps, bool compute,
  * device; the harness takes the slowest.  A failure returns at once,
  * freeing nothing: the harness ends the job, and a rank may not wait for
  * a neighbour that will never come. */
-static mgpu_status run_part(void *ctx, mgpu_run *run)
+static mgpu_status run_part(mgpu_run *run)
 {
-    (void) ctx;
     const mgpu_options *opt = run->opt;
     if (run->record)
         ranks_describe(run->record);

@@ -54,9 +54,9 @@ typedef struct ranks_domain {
     mgpu_ipc_halo *ipc;      /* ipc: the neighbours' buffers and signals, mapped here */
 } ranks_domain;
 
-/* The harness's PREPARE: the job checked, this rank's device, the exchange
- * mode. */
-mgpu_status ranks_prepare(void *ctx, const mgpu_options *opt);
+/* Once the options are parsed: the job checked, this rank's device, the
+ * exchange mode. */
+mgpu_status ranks_prepare(const mgpu_options *opt);
 mgpu_status ranks_domain_create(ranks_domain *dm, MPI_Comm comm, const mgpu_options *opt);
 mgpu_status ranks_domain_destroy(ranks_domain *dm);
 /* The memory MPI sends direction D's block from and receives it into. */
@@ -96,7 +96,7 @@ mgpu_status ranks_nccl_id_share(const ranks_domain *dm, mgpu_nccl_id *id);
 
 /* ------------------------------- the ranks as the harness's group (group.c) */
 
-/* What mgpu_group_main meets the other ranks through: MPI calls. */
+/* What the harness meets the other ranks through: MPI calls. */
 extern mgpu_group ranks_group;
 /* After MPI_Init and job.rank, job.ranks: the ranks of this node, the hosts,
  * and where this rank is. */

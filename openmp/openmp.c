@@ -262,9 +262,8 @@ static mgpu_status runs(mgpu_stencil *st, mgpu_run *run, const mgpu_graph_steps 
     return status;
 }
 
-static mgpu_status openmp(void *ctx, mgpu_run *run)
+static mgpu_status openmp(mgpu_run *run)
 {
-    (void) ctx;
     const mgpu_options *opt = run->opt;
     mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);
     omp_set_dynamic(0); /* exactly one thread per device */
@@ -320,4 +319,10 @@ static const mgpu_program program = {
     .deep_halo = 1,
 };
 
-int main(int argc, char **argv) { return mgpu_main(&program, argc, argv, openmp, NULL); }
+int main(int argc, char **argv)
+{
+    mgpu_harness *h = mgpu_harness_start(&program, argc, argv); /* options, devices */
+    for (mgpu_run *run; (run = mgpu_harness_next(h));)
+        mgpu_harness_done(h, openmp(run));
+    return mgpu_harness_end(h); /* the ceiling, the verification, the record */
+}

@@ -217,9 +217,8 @@ static long long mode = MODE_STEP;
 static long long cpu_control;
 static long long use_graph;
 
-static mgpu_status pthreads(void *ctx, mgpu_run *run)
+static mgpu_status pthreads(mgpu_run *run)
 {
-    (void) ctx;
     const mgpu_options *opt = run->opt;
     if (cpu_control && mode != MODE_PERSISTENT)
         return mgpu_error_set(MGPU_ERR_USAGE, "--cpu-control: only with --mode=persistent, "
@@ -284,4 +283,10 @@ static const mgpu_program program = {
     .deep_halo = 1,
 };
 
-int main(int argc, char **argv) { return mgpu_main(&program, argc, argv, pthreads, NULL); }
+int main(int argc, char **argv)
+{
+    mgpu_harness *h = mgpu_harness_start(&program, argc, argv); /* options, devices */
+    for (mgpu_run *run; (run = mgpu_harness_next(h));)
+        mgpu_harness_done(h, pthreads(run));
+    return mgpu_harness_end(h); /* the ceiling, the verification, the record */
+}

@@ -110,9 +110,8 @@ static mgpu_status run_timed(mgpu_stencil *st, mgpu_run *run, const mgpu_graph_s
     return run->field ? mgpu_stencil_gather_all(st, run->opt->steps, run->field) : MGPU_OK;
 }
 
-static mgpu_status single_thread(void *ctx, mgpu_run *run)
+static mgpu_status single_thread(mgpu_run *run)
 {
-    (void) ctx;
     const mgpu_options *opt = run->opt;
     mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, run->ndevices);
     mgpu_stencil *st;
@@ -160,4 +159,10 @@ static const mgpu_program program = {
     .deep_halo = 1,
 };
 
-int main(int argc, char **argv) { return mgpu_main(&program, argc, argv, single_thread, NULL); }
+int main(int argc, char **argv)
+{
+    mgpu_harness *h = mgpu_harness_start(&program, argc, argv); /* options, devices */
+    for (mgpu_run *run; (run = mgpu_harness_next(h));)
+        mgpu_harness_done(h, single_thread(run));
+    return mgpu_harness_end(h); /* the ceiling, the verification, the record */
+}

@@ -115,7 +115,7 @@ static const char *deep_overlap_refused(const mgpu_options *opt, int ndevices)
 }
 
 /* What the options mean together, and what the backend can do; the
- * backend is known only here, after mgpu_main has chosen it. */
+ * backend is known only here, after mgpu_harness_start has chosen it. */
 static mgpu_status check_request(const streams_options *o, const mgpu_options *opt, int ndevices)
 {
     const char *mode = o->graph ? "--graph" : o->pipeline ? "--pipeline" : "--monitor";
@@ -330,9 +330,8 @@ static mgpu_status overlapped(const streams_options *o, mgpu_run *run)
     return status;
 }
 
-static mgpu_status streams_strategy(void *ctx, mgpu_run *run)
+static mgpu_status streams_strategy(const streams_options *o, mgpu_run *run)
 {
-    const streams_options *o = ctx;
     MGPU_TRY(check_request(o, run->opt, run->ndevices));
     if (o->pipeline)
         return streams_pipeline(o, run);
@@ -345,5 +344,8 @@ static mgpu_status streams_strategy(void *ctx, mgpu_run *run)
 
 int main(int argc, char **argv)
 {
-    return mgpu_main(&program, argc, argv, streams_strategy, &options);
+    mgpu_harness *h = mgpu_harness_start(&program, argc, argv); /* options, devices */
+    for (mgpu_run *run; (run = mgpu_harness_next(h));)
+        mgpu_harness_done(h, streams_strategy(&options, run));
+    return mgpu_harness_end(h); /* the ceiling, the verification, the record */
 }

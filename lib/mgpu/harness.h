@@ -1,7 +1,7 @@
 /* mgpu/harness.h - the program around a strategy: the command line
  * (lib/options.c, lib/names.c), stdout and its errors (lib/output.c), the
  * record (lib/record.c), binding workers to CPUs (lib/bind.c), verification
- * (lib/verify.c), mgpu_main and its runs (lib/harness.c), the progress line
+ * (lib/verify.c), the harness and its runs (lib/harness.c), the progress line
  * (lib/progress.c), failures of workers that meet at barriers
  * (lib/failure.c) and fault injection (lib/fault.c).
  */
@@ -118,7 +118,7 @@ typedef struct mgpu_program {
     int forks;                      /* workers are processes: no CUDA here first */
     int binds_workers;              /* its workers bind themselves (mgpu_bind_worker);
                                        else one thread drives every device, and
-                                       mgpu_main binds it near the first device */
+                                       the harness binds it near the first device */
     int deep_halo;                  /* takes --halo and --time-block above 1 */
     const char *const *environment; /* variables of its own for --help: NAME,
                                        TEXT pairs ended by a NULL NAME; may be
@@ -372,7 +372,7 @@ long long mgpu_oom_kills(void);
  * first step to the end of the last, devices synchronised) in SECONDS.  With
  * COMPUTE 0 the kernels are left out (the exchanges alone).  When FIELD is
  * not NULL, leave the final field there (nx*ny floats, outer rows too); in
- * a process of a group (mgpu_group_main), only its own part: the interior
+ * a process of a group (mgpu_harness_group_start), only its own part: the interior
  * rows of slab RANK of mgpu_decompose's NDEVICES, nx floats apart. */
 typedef struct mgpu_run {
     const mgpu_options *opt;
@@ -399,8 +399,6 @@ typedef struct mgpu_run {
     double *part_times;
 } mgpu_run;
 
-typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
-
 /* What run R of RUN's warm-up and timed runs (0 to warmup+repeats-1)
  * measured, kept when it is a timed one: its SECONDS, and WAITED (negative:
  * not told).  For a strategy that times each run in one place. */
@@ -425,13 +423,34 @@ void mgpu_record_cpu_control(mgpu_record *record, double devices_s, double cpu_s
  * the fields it owns). */
 mgpu_stencil_desc mgpu_stencil_desc_of(const mgpu_options *opt, int nparts);
 
-/* The whole program around a strategy: parse the command line, choose the
- * backend, check the request, time the run (and its exchanges alone, and
- * one device when --baseline), measure the copy ceiling, verify, print the
- * record, and close stdout checked (mgpu_stdout_close).  Returns the exit
- * code: 0, 1 (failure, wrong result, lost record), 2 (usage).
- * With FORKS set, no CUDA call happens in this process before the strategy
- * has run (it forks workers), and the ceiling and verification come last. */
+/* The whole program around a strategy, driven from the program's main:
+ *
+ *     mgpu_harness *h = mgpu_harness_start(&program, argc, argv);
+ *     for (mgpu_run *run; (run = mgpu_harness_next(h));)
+ *         mgpu_harness_done(h, strategy(run));
+ *     return mgpu_harness_end(h);
+ *
+ * mgpu_harness_start parses the command line, chooses the backend and
+ * checks the request (device count against the grid, MGPU_INJECT_FAULT,
+ * host memory).  mgpu_harness_next gives each phase of runs in turn: the
+ * runs the record is about, then the exchanges alone, then one device when
+ * --baseline; NULL once they are done, after a failure, or when the program
+ * ends before its runs (--help, a usage error).  mgpu_harness_done takes how
+ * the phase went.  mgpu_harness_end measures the copy ceiling and the device
+ * time of a step, verifies, prints the record, closes stdout checked
+ * (mgpu_stdout_close), frees the harness and returns the exit code: 0, 1
+ * (failure, wrong result, lost record), 2 (usage).  With the program's
+ * FORKS set, no CUDA call happens in this process before the runs (its
+ * strategy forks workers), and the ceiling and verification come last. */
+typedef struct mgpu_harness mgpu_harness;
+mgpu_harness *mgpu_harness_start(const mgpu_program *program, int argc, char **argv);
+mgpu_run *mgpu_harness_next(mgpu_harness *h);
+void mgpu_harness_done(mgpu_harness *h, mgpu_status status);
+int mgpu_harness_end(mgpu_harness *h);
+
+/* The same loop around STRATEGY, called with CTX for each phase: for a
+ * program whose main has nothing else to say. */
+typedef mgpu_status (*mgpu_strategy_fn)(void *ctx, mgpu_run *run);
 int mgpu_main(const mgpu_program *program, int argc, char **argv, mgpu_strategy_fn strategy,
               void *ctx);
 
@@ -513,7 +532,7 @@ void mgpu_failure_record(mgpu_failure *failure, mgpu_status status, long long ba
 int mgpu_failure_before(const mgpu_failure *failure, long long barrier);
 /* In the thread that reports, once the workers are done: the first failure's
  * status (MGPU_OK when none), its message made this thread's
- * mgpu_last_error(), which mgpu_main prints. */
+ * mgpu_last_error(), which the harness prints. */
 mgpu_status mgpu_failure_status(const mgpu_failure *failure);
 
 /* ------------------------------------------------------ fault injection */

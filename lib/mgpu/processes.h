@@ -200,8 +200,8 @@ mgpu_status mgpu_nccl_id_create(mgpu_nccl_id *id);
 
 /* A program run by a group of processes, one device each (mgpu-mpi's ranks
  * under mpirun), that meet through a transport of the program's own: each
- * process runs mgpu_group_main, which goes through mgpu_main's phases in
- * every one of them, together.  Process 0 alone prints (an error of the
+ * process runs the harness (mgpu_harness_group_start), which goes through
+ * its phases in every one of them, together.  Process 0 alone prints (an error of the
  * command line, --help, the progress line, the record); a run takes as
  * long as its slowest process; each process's part of the final field is
  * gathered on process 0, which verifies it.  A process that cannot start
@@ -219,18 +219,15 @@ typedef struct mgpu_group {
     const char *where; /* how this process names itself in a failure of its
                           own, not of the command line: "rank 1 on node7" */
     /* The device whose copy ceiling this process measures, one term of the
-     * record's sum; -1 when another process measures its device.  PREPARE
-     * sets it. */
+     * record's sum; -1 when another process measures its device.  Set
+     * before mgpu_harness_group_ready. */
     int ceiling_device;
-    /* What PREPARE chose that every process must choose alike (mgpu-mpi:
-     * the backend and the exchange mode, as one number): processes that
-     * differ would call collectives the others never call. */
+    /* What the process chose that every process must choose alike
+     * (mgpu-mpi: the backend and the exchange mode, as one number), set
+     * before mgpu_harness_group_ready: processes that differ would call
+     * collectives the others never call. */
     int choice;
     void *ctx; /* passed to every call */
-    /* Not collective: once the options are parsed, check them against the
-     * group, choose the backend (mgpu_init) and this process's device, and
-     * make it current. */
-    mgpu_status (*prepare)(void *ctx, const mgpu_options *opt);
     /* VALUES[0..N) combined by OP over the processes, into every one's. */
     void (*combine)(void *ctx, mgpu_group_op op, double *values, int n);
     /* *VALUE of process ROOT into every process's. */
@@ -255,13 +252,32 @@ typedef struct mgpu_group {
  * knows a failed launch from a mode the backend cannot do. */
 #define MGPU_LAUNCH_REFUSAL "the launch: "
 
-/* mgpu_main in each process of GROUP (mgpu_program_start is the program's
- * to call, before its transport opens files).  STRATEGY is called in every
- * process for each phase of runs; with RUN->ndevices below the group's
- * size (the one-device baseline), the processes beyond it have no part and
- * return at once.  Returns the exit code, the same in every process. */
-int mgpu_group_main(const mgpu_program *program, const mgpu_group *group, int argc, char **argv,
-                    mgpu_strategy_fn strategy, void *ctx);
+/* The harness (mgpu/harness.h) in each process of GROUP, driven from the
+ * program's main alike in every process:
+ *
+ *     mgpu_harness *h = mgpu_harness_group_start(&program, &group, argc, argv);
+ *     const mgpu_options *opt = mgpu_harness_options(h);
+ *     if (opt)
+ *         mgpu_harness_group_ready(h, prepare(opt));
+ *     for (mgpu_run *run; (run = mgpu_harness_next(h));)
+ *         mgpu_harness_done(h, strategy(run));
+ *     return mgpu_harness_end(h);
+ *
+ * mgpu_harness_group_start parses the command line (process 0 first; it
+ * alone prints a usage error or --help); mgpu_program_start is the
+ * program's to call before, ahead of its transport's files.  The options
+ * are NULL when the program ends there.  Each process then prepares its own
+ * device (the options against the group, the backend by mgpu_init, the
+ * device made current, the group's CEILING_DEVICE and CHOICE set) and hands
+ * how that went to mgpu_harness_group_ready, which checks the request in
+ * every process together.  Each phase of runs is the strategy's in every
+ * process; with RUN->ndevices below the group's size (the one-device
+ * baseline), the processes beyond it have no part and return at once.
+ * mgpu_harness_end returns the exit code, the same in every process. */
+mgpu_harness *mgpu_harness_group_start(const mgpu_program *program, const mgpu_group *group,
+                                       int argc, char **argv);
+const mgpu_options *mgpu_harness_options(const mgpu_harness *h);
+void mgpu_harness_group_ready(mgpu_harness *h, mgpu_status prepared);
 
 #ifdef __cplusplus
 }
