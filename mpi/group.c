@@ -181,8 +181,7 @@ void ranks_group_chosen(void)
     bool cuda = mgpu_backend_active() == MGPU_BACKEND_CUDA;
     if (cuda ? job.local_rank < job.node_devices : job.local_rank == 0)
         ranks_group.ceiling_device = job.device;
-    ranks_group.choice = (int) job.transport->mode * 8 +
-                         (int) mgpu_backend_active(); /* 3 backends */
+    ranks_group.choice = (int) job.exchange * 8 + (int) mgpu_backend_active(); /* 3 backends */
 }
 
 static void combine(void *ctx, mgpu_group_op op, double *values, int n)
@@ -245,7 +244,7 @@ mgpu_group ranks_group = {
 /* The record's fields of the job. */
 void ranks_describe(mgpu_record *record)
 {
-    record->exchange = job.transport->mode;
+    record->exchange = job.exchange;
     mgpu_record_set_boolean(record, "overlap", ranks_overlap != 0);
     mgpu_record_set_boolean(record, "cuda_aware", job.aware);
     mgpu_record_set_number(record, "hosts", job.hosts);

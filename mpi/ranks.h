@@ -17,27 +17,25 @@
 extern const mgpu_program ranks_program;
 extern long long ranks_overlap;
 
-typedef struct ranks_transport ranks_transport;
-
 /* Where this process is in the job (group.c finds it). */
 typedef struct ranks_job {
     int rank, ranks;             /* in MPI_COMM_WORLD */
     int local_rank, local_ranks; /* among the ranks of this node */
     int hosts;
-    const char *pretend_nodes;        /* MGPU_MPI_RANKS_PER_NODE when it is not a count */
-    int node_of[MGPU_MAX_DEVICES];    /* each rank's node, named by its lowest rank
+    const char *pretend_nodes;     /* MGPU_MPI_RANKS_PER_NODE when it is not a count */
+    int node_of[MGPU_MAX_DEVICES]; /* each rank's node, named by its lowest rank
                                       (unknown beyond MGPU_MAX_DEVICES ranks) */
-    int node_devices;                 /* devices this rank sees */
-    int device;                       /* the one it drives */
-    int aware;                        /* the MPI takes device memory (transports.c) */
-    const ranks_transport *transport; /* the job's, --exchange=auto resolved */
-    char cpus[MGPU_BIND_TEXT];        /* the CPUs it runs on (--bind) */
+    int node_devices;              /* devices this rank sees */
+    int device;                    /* the one it drives */
+    int aware;                     /* the MPI takes device memory (transports.c) */
+    mgpu_exchange exchange;        /* the job's, --exchange=auto resolved */
+    char cpus[MGPU_BIND_TEXT];     /* the CPUs it runs on (--bind) */
     char host[MPI_MAX_PROCESSOR_NAME];
     char where[MPI_MAX_PROCESSOR_NAME + 32]; /* "rank R on HOST" */
 } ranks_job;
 extern ranks_job job;
 
-/* ------------------------------------------------- a domain (mpi.c) */
+/* ------------------------------- how halos travel (transports.c) */
 
 /* The ranks of a phase of runs (a communicator of their own), this rank's
  * slab of the grid, and where its halos come from and go to. */
@@ -54,45 +52,25 @@ typedef struct ranks_domain {
     mgpu_ipc_halo *ipc;      /* ipc: the neighbours' buffers and signals, mapped here */
 } ranks_domain;
 
-/* Once the options are parsed: the job checked, this rank's device, the
- * exchange mode. */
-mgpu_status ranks_prepare(const mgpu_options *opt);
+/* --exchange: job.exchange and job.aware, alike in every rank. */
+mgpu_status ranks_transport_choose(const mgpu_options *opt);
+/* How a message names job.aware: yes, no, unknown. */
+const char *ranks_cuda_aware_name(int aware);
+/* The domain, made and freed in every rank of COMM at once. */
 mgpu_status ranks_domain_create(ranks_domain *dm, MPI_Comm comm, const mgpu_options *opt);
 mgpu_status ranks_domain_destroy(ranks_domain *dm);
 /* The memory MPI sends direction D's block from and receives it into. */
 float *ranks_outgoing(const ranks_domain *dm, long long step, int d);
 float *ranks_incoming(const ranks_domain *dm, long long step, int d);
-/* staged: the pinned host blocks; the edge rows copied out to them, and
- * the received rows copied into the halos, on the stream. */
-mgpu_status ranks_staging_alloc(ranks_domain *dm);
+/* staged: the edge rows copied out to the pinned host blocks, and the
+ * received rows copied into the halos, on the stream. */
 mgpu_status ranks_edges_out(ranks_domain *dm, long long step);
 mgpu_status ranks_halos_in(ranks_domain *dm, long long step);
-/* One step in messages, MPI_Sendrecv then compute. */
-mgpu_status ranks_step_plain(ranks_domain *dm, long long step, bool compute);
-
-/* ------------------------------------- how halos travel (transports.c) */
-
-/* An exchange mode of mgpu-mpi (the table of them is in transports.c). */
-struct ranks_transport {
-    mgpu_exchange mode;
-    /* Whether this job can run it: MGPU_OK, or a usage error saying why. */
-    mgpu_status (*usable)(const mgpu_options *opt);
-    /* What the mode adds to a domain, or NULL. */
-    mgpu_status (*connect)(ranks_domain *dm);
-    /* One step: the exchange (where the step has one) and the compute (unless
-     * COMPUTE is false: the exchanges alone). */
-    mgpu_status (*step)(ranks_domain *dm, long long step, bool compute);
-    /* Run only when asked for by name: --exchange=auto passes it by. */
-    bool named_only;
-};
-
-/* --exchange: job.transport and job.aware, alike in every rank. */
-mgpu_status ranks_transport_choose(const mgpu_options *opt);
-/* How a message names job.aware: yes, no, unknown. */
-const char *ranks_cuda_aware_name(int aware);
-/* nccl: the id of DM's communicator, made by its rank 0 and sent to the
- * others. */
-mgpu_status ranks_nccl_id_share(const ranks_domain *dm, mgpu_nccl_id *id);
+/* One step in the modes beside mpi.c's messages: --overlap's, ipc's and
+ * nccl's; with COMPUTE false the kernels are left out. */
+mgpu_status ranks_step_overlapped(ranks_domain *dm, long long step, bool compute);
+mgpu_status ranks_step_ipc(ranks_domain *dm, long long step, bool compute);
+mgpu_status ranks_step_nccl(ranks_domain *dm, long long step, bool compute);
 
 /* ------------------------------- the ranks as the harness's group (group.c) */
 

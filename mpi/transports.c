@@ -1,25 +1,13 @@
-/* transports.c - mgpu-mpi's exchange modes beside the messages of mpi.c:
- * whether the MPI library takes device memory (--exchange=mpi), --overlap's
- * MPI_Isend/MPI_Irecv behind the inner rows, CUDA IPC between the ranks of
- * one node (--exchange=ipc), NCCL (--exchange=nccl), and the choice among
- * them.
- *
- * ipc: ranks that share a node can do without messages: they trade CUDA IPC
- * handles of their buffers and signals once (MPI_Allgather), then their
- * kernels store edge rows straight into the neighbours' mapped halos (or,
- * with deep halos, each copies its neighbours' edge rows device to device),
- * ordered on the devices by the signals alone, as mgpu-fork's workers do
- * (lib/ipc-halo.c).
- *
- * nccl: the ranks are the ranks of an NCCL communicator, on one node or
- * several: rank 0 makes its id and sends it to the others (MPI_Bcast), and
- * the stencil domain does the rest (lib/exchange.c): each exchange is one
- * NCCL group of ncclSend and ncclRecv on the rank's stream, issued without
- * the host waiting for anything, and the host waits for the device only at
- * the end of a run.  A rank that fails aborts its communicator before it
- * ends the job (group.c), so that none of its kernels waits for a peer that
- * is gone.
- */
+/* transports.c - how mgpu-mpi's halos travel: the mode chosen for the job
+ * (--exchange), the domain each rank holds and what its mode adds to it,
+ * and the steps of the modes beside mpi.c's messages: --overlap's
+ * MPI_Isend/MPI_Irecv behind the inner rows; CUDA IPC between the ranks of
+ * one node, whose kernels store edge rows straight into the neighbours'
+ * mapped halos, ordered on the devices by signals alone (lib/ipc-halo.c);
+ * NCCL, each exchange one group of ncclSend and ncclRecv on the rank's
+ * stream (lib/exchange.c).  A rank that fails aborts its NCCL communicator
+ * before it ends the job (group.c), so that none of its kernels waits for a
+ * peer that is gone. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -34,6 +22,8 @@
 
 #include "ranks.h"
 #include "trace.h"
+
+/* ---------------------------------------------------- choosing the mode */
 
 /* Whether the MPI library takes device pointers: 1 yes, 0 no, -1 it cannot
  * say.  Asked at run time, of the library that is loaded.  An MPI that is
@@ -56,114 +46,10 @@ const char *ranks_cuda_aware_name(int aware)
     return aware > 0 ? "yes" : aware == 0 ? "no" : "unknown";
 }
 
-/* nccl: the id of the domain's communicator, made by its rank 0 and sent
- * to the others.  An id serves one communicator: every domain has its own.
- * Should rank 0 fail to make it, it ends the job, and the others wait in
- * MPI_Bcast until then. */
-mgpu_status ranks_nccl_id_share(const ranks_domain *dm, mgpu_nccl_id *id)
-{
-    if (dm->part == 0)
-        MGPU_TRY(mgpu_nccl_id_create(id));
-    MPI_Bcast(id->bytes, (int) sizeof id->bytes, MPI_BYTE, 0, dm->comm);
-    return MGPU_OK;
-}
-
-/* One step, --overlap: the slab's inner rows read no halo, so their kernel
- * goes on the stream first, and the host waits only for the event behind
- * the rows to send before the messages go; the edge rows are computed once
- * the halos are in. */
-static mgpu_status step_overlapped(ranks_domain *dm, long long step, bool compute)
-{
-    mgpu_stencil *st = dm->st;
-    int p = dm->part;
-    mgpu_stream *stream = mgpu_stencil_stream(st, p);
-    const mgpu_slab *slab = mgpu_stencil_slab(st, p);
-    long long first = slab->row_begin, last = slab->row_end - 1;
-    MGPU_TRY(ranks_edges_out(dm, step));
-    MGPU_TRY(mgpu_event_record(dm->edges_ready, stream));
-    if (compute && last - first > 1)
-        MGPU_TRY(mgpu_stencil_compute_rows(st, p, step, first + 1, last, stream));
-    MGPU_TRY(mgpu_event_synchronize(dm->edges_ready));
-    mgpu_trace_begin(MGPU_TRACE_EXCHANGE, job.device, step);
-    MPI_Request requests[4];
-    for (int d = 0; d < 2; d++)
-        MPI_Irecv(ranks_incoming(dm, step, d), 1, dm->block, dm->from[d], d, dm->comm,
-                  &requests[d]);
-    for (int d = 0; d < 2; d++)
-        MPI_Isend(ranks_outgoing(dm, step, d), 1, dm->block, dm->to[d], d, dm->comm,
-                  &requests[2 + d]);
-    MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
-    mgpu_status status = ranks_halos_in(dm, step);
-    mgpu_trace_end();
-    MGPU_TRY(status);
-    if (!compute)
-        return MGPU_OK;
-    MGPU_TRY(mgpu_stencil_compute_rows(st, p, step, first, first + 1, stream));
-    return last > first ? mgpu_stencil_compute_rows(st, p, step, last, last + 1, stream) : MGPU_OK;
-}
-
-/* staged and mpi: MPI_Sendrecv, then compute (mpi.c), or --overlap's
- * messages behind the inner rows. */
-static mgpu_status step_messages(ranks_domain *dm, long long step, bool compute)
-{
-    return ranks_overlap ? step_overlapped(dm, step, compute) : ranks_step_plain(dm, step, compute);
-}
-
-/* ipc: where the ranks meet, at connecting and disconnecting only. */
-static mgpu_status node_barrier(void *ctx)
-{
-    const ranks_domain *dm = ctx;
-    MPI_Barrier(dm->comm);
-    return MGPU_OK;
-}
-
-/* ipc: every rank's CUDA IPC handles to every rank, once (MPI_Allgather),
- * and its neighbours' buffers and signals opened. */
-static mgpu_status ipc_connect(ranks_domain *dm)
-{
-    mgpu_ipc_part handles, parts[MGPU_MAX_DEVICES];
-    MGPU_TRY(mgpu_ipc_halo_create(&dm->ipc, dm->st, dm->part, node_barrier, dm, &handles));
-    MPI_Allgather(&handles, (int) sizeof handles, MPI_BYTE, parts, (int) sizeof handles, MPI_BYTE,
-                  dm->comm);
-    return mgpu_ipc_halo_connect(dm->ipc, parts);
-}
-
-/* One step, ipc: at the steps that exchange, the halos filled through the
- * neighbours' mapped buffers, on the stream, device to device; the host
- * waits for no device and sends no message (lib/ipc-halo.c says what
- * orders what). */
-static mgpu_status step_ipc(ranks_domain *dm, long long step, bool compute)
-{
-    if (mgpu_stencil_exchanges_at(dm->st, step))
-        MGPU_TRY(mgpu_ipc_halo_exchange(dm->ipc, step));
-    if (compute)
-        MGPU_TRY(mgpu_stencil_compute(dm->st, dm->part, step));
-    return mgpu_ipc_halo_computed(dm->ipc, step);
-}
-
-/* One step, nccl: at the steps that exchange, the stencil domain's NCCL
- * group of transfers on the rank's stream (its send receives too), then the
- * compute behind it on that stream; the host waits for nothing. */
-static mgpu_status step_nccl(ranks_domain *dm, long long step, bool compute)
-{
-    MGPU_TRY(mgpu_stencil_send(dm->st, dm->part, step));
-    MGPU_TRY(mgpu_stencil_recv(dm->st, dm->part, step));
-    return compute ? mgpu_stencil_compute(dm->st, dm->part, step) : MGPU_OK;
-}
-
-/* ---------------------------------------------------- the exchange modes */
-
-static mgpu_status staged_usable(const mgpu_options *opt)
-{
-    (void) opt;
-    return MGPU_OK;
-}
-
 /* mpi: MPI moves the device rows itself; a host-backend "device" is host
  * memory, which every MPI takes. */
-static mgpu_status mpi_usable(const mgpu_options *opt)
+static mgpu_status mpi_usable(void)
 {
-    (void) opt;
     if (mgpu_backend_active() != MGPU_BACKEND_CUDA || job.aware > 0)
         return MGPU_OK;
     return mgpu_error_set(MGPU_ERR_USAGE,
@@ -257,9 +143,8 @@ static mgpu_status ipc_reach(void)
 
 /* ipc: CUDA IPC, between the GPUs of one node that reach each other's
  * memory; no message travels, so none overlaps the inner rows. */
-static mgpu_status ipc_usable(const mgpu_options *opt)
+static mgpu_status ipc_usable(void)
 {
-    (void) opt;
     /* Across nodes first: there no backend could join the ranks. */
     if (job.hosts > 1) {
         char nodes[MGPU_MAX_DEVICES * 8];
@@ -288,9 +173,8 @@ static mgpu_status ipc_usable(const mgpu_options *opt)
  * of the compute.  Two ranks on one device are NCCL's to refuse (ranks may
  * each see one device of their own, CUDA_VISIBLE_DEVICES, and then the
  * devices they see say nothing of the devices they drive). */
-static mgpu_status nccl_usable(const mgpu_options *opt)
+static mgpu_status nccl_usable(void)
 {
-    (void) opt;
     MGPU_TRY(mgpu_nccl_check());
     if (ranks_overlap)
         return mgpu_error_set(MGPU_ERR_USAGE, "--overlap: on overlaps the halo messages with the "
@@ -301,36 +185,274 @@ static mgpu_status nccl_usable(const mgpu_options *opt)
     return MGPU_OK;
 }
 
-/* The exchange modes, in the order --exchange=auto prefers them: the first
- * this job can run is taken, of those not NAMED_ONLY.  nccl is one of
- * those: it is run where asked for (its communicators take long to set
+/* --exchange=auto's order: the first mode this job can run is taken.  nccl
+ * is run only where asked for by name (its communicators take long to set
  * up, and NCCL's own environment decides how it travels).  A mode added
  * here is added to the program's exchanges too. */
-static const ranks_transport transports[] = {
-    {MGPU_EXCHANGE_IPC, ipc_usable, ipc_connect, step_ipc, false},
-    {MGPU_EXCHANGE_MPI, mpi_usable, NULL, step_messages, false},
-    {MGPU_EXCHANGE_STAGED, staged_usable, ranks_staging_alloc, step_messages, false},
-    {MGPU_EXCHANGE_NCCL, nccl_usable, NULL, step_nccl, true},
-};
+static const mgpu_exchange preferred[] = {MGPU_EXCHANGE_IPC, MGPU_EXCHANGE_MPI,
+                                          MGPU_EXCHANGE_STAGED};
+
+/* Whether this job can run MODE: MGPU_OK, or a usage error saying why. */
+static mgpu_status usable(mgpu_exchange mode)
+{
+    switch (mode) {
+    case MGPU_EXCHANGE_STAGED:
+        return MGPU_OK;
+    case MGPU_EXCHANGE_MPI:
+        return mpi_usable();
+    case MGPU_EXCHANGE_IPC:
+        return ipc_usable();
+    case MGPU_EXCHANGE_NCCL:
+        return nccl_usable();
+    default:
+        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange: no mode of %s can run this job",
+                              ranks_program.name);
+    }
+}
 
 /* --exchange: the mode asked for, if this job can run it; auto: the first
- * of the table it can.  Every rank chooses alike: the options, the backend
+ * of PREFERRED it can.  Every rank chooses alike: the options, the backend
  * and the nodes are the job's. */
 mgpu_status ranks_transport_choose(const mgpu_options *opt)
 {
     job.aware = cuda_aware();
-    for (size_t i = 0; i < sizeof transports / sizeof transports[0]; i++) {
-        const ranks_transport *t = &transports[i];
-        if (opt->exchange == MGPU_EXCHANGE_AUTO ? t->named_only : opt->exchange != t->mode)
-            continue;
-        mgpu_status status = t->usable(opt);
-        if (status == MGPU_OK) {
-            job.transport = t;
+    if (opt->exchange != MGPU_EXCHANGE_AUTO) {
+        MGPU_TRY(usable(opt->exchange));
+        job.exchange = opt->exchange;
+        return MGPU_OK;
+    }
+    for (size_t i = 0; i < sizeof preferred / sizeof preferred[0]; i++) {
+        if (usable(preferred[i]) == MGPU_OK) {
+            job.exchange = preferred[i];
             return MGPU_OK;
         }
-        if (opt->exchange != MGPU_EXCHANGE_AUTO)
-            return status;
     }
     return mgpu_error_set(MGPU_ERR_USAGE, "--exchange: no mode of %s can run this job",
                           ranks_program.name);
+}
+
+/* ------------------------------------------------------------ a domain */
+
+/* The two messages of an exchange.  UP carries a slab's first K rows to the
+ * rank above, into its bottom halo; DOWN its last K rows to the rank below,
+ * into its top halo (K: --halo, the rows of the stencil domain's blocks).
+ * The direction is the tag, so the two messages between one pair of ranks
+ * (two ranks, or one: jacobi is periodic) never mix. */
+enum { UP, DOWN };
+static const mgpu_row outgoing_row[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
+static const mgpu_row incoming_row[2] = {MGPU_ROW_HALO_BOTTOM, MGPU_ROW_HALO_TOP};
+
+static int rank_of(int part) { return part >= 0 ? part : MPI_PROC_NULL; }
+
+/* nccl: the id of the domain's communicator, made by its rank 0 and sent
+ * to the others.  An id serves one communicator: every domain has its own.
+ * Should rank 0 fail to make it, it ends the job, and the others wait in
+ * MPI_Bcast until then. */
+static mgpu_status nccl_id_share(const ranks_domain *dm, mgpu_nccl_id *id)
+{
+    if (dm->part == 0)
+        MGPU_TRY(mgpu_nccl_id_create(id));
+    MPI_Bcast(id->bytes, (int) sizeof id->bytes, MPI_BYTE, 0, dm->comm);
+    return MGPU_OK;
+}
+
+/* ipc: where the ranks meet, at connecting and disconnecting only. */
+static mgpu_status node_barrier(void *ctx)
+{
+    const ranks_domain *dm = ctx;
+    MPI_Barrier(dm->comm);
+    return MGPU_OK;
+}
+
+/* ipc: every rank's CUDA IPC handles to every rank, once (MPI_Allgather),
+ * and its neighbours' buffers and signals opened. */
+static mgpu_status ipc_connect(ranks_domain *dm)
+{
+    mgpu_ipc_part handles, parts[MGPU_MAX_DEVICES];
+    MGPU_TRY(mgpu_ipc_halo_create(&dm->ipc, dm->st, dm->part, node_barrier, dm, &handles));
+    MPI_Allgather(&handles, (int) sizeof handles, MPI_BYTE, parts, (int) sizeof handles, MPI_BYTE,
+                  dm->comm);
+    return mgpu_ipc_halo_connect(dm->ipc, parts);
+}
+
+/* staged: pinned host memory for the blocks MPI sends and receives. */
+static mgpu_status staging_alloc(ranks_domain *dm)
+{
+    void *rows;
+    MGPU_TRY(mgpu_host_alloc(4 * mgpu_stencil_block_bytes(dm->st), MGPU_HOST_PINNED, &rows));
+    dm->staging = rows;
+    return MGPU_OK;
+}
+
+/* This rank's domain: the one local part of a stencil domain of COMM's
+ * ranks, and what its exchange mode adds to it. */
+mgpu_status ranks_domain_create(ranks_domain *dm, MPI_Comm comm, const mgpu_options *opt)
+{
+    memset(dm, 0, sizeof *dm);
+    dm->block = MPI_DATATYPE_NULL;
+    dm->comm = comm;
+    MPI_Comm_rank(comm, &dm->part);
+    MPI_Comm_size(comm, &dm->nparts);
+    dm->nx = (int) opt->nx;
+    int devices[MGPU_MAX_DEVICES] = {0};
+    devices[dm->part] = job.device;
+    /* The domain holds the one local part; the halos are mgpu-mpi's job,
+     * or (nccl) the stencil domain's, or (ipc) the library's CUDA IPC halos,
+     * whose one-row kernels store into the neighbours' mapped halos. */
+    mgpu_stencil_desc desc = mgpu_stencil_desc_of(opt, dm->nparts);
+    desc.exchange = job.exchange == MGPU_EXCHANGE_IPC ? MGPU_EXCHANGE_IPC : MGPU_EXCHANGE_MPI;
+    desc.first_part = dm->part;
+    desc.local_parts = 1;
+    desc.devices = devices;
+    mgpu_nccl_id id;
+    if (job.exchange == MGPU_EXCHANGE_NCCL) {
+        MGPU_TRY(nccl_id_share(dm, &id));
+        desc.exchange = MGPU_EXCHANGE_NCCL;
+        desc.nccl_id = &id;
+    }
+    /* nccl: this joins the communicator, once every rank of COMM has come. */
+    MGPU_TRY(mgpu_stencil_create(&dm->st, &desc));
+    /* The rows of a block lie a pitch apart: the message takes their NX
+     * floats, not the padding between them. */
+    dm->block_floats = mgpu_stencil_block_bytes(dm->st) / sizeof(float);
+    MPI_Type_vector(opt->halo, dm->nx, (int) mgpu_stencil_pitch(dm->st, dm->part), MPI_FLOAT,
+                    &dm->block);
+    MPI_Type_commit(&dm->block);
+    int above = mgpu_stencil_above(dm->st, dm->part), below = mgpu_stencil_below(dm->st, dm->part);
+    dm->to[UP] = rank_of(above);
+    dm->from[UP] = rank_of(below);
+    dm->to[DOWN] = rank_of(below);
+    dm->from[DOWN] = rank_of(above);
+    MGPU_TRY(mgpu_event_create(job.device, 0, &dm->edges_ready));
+    switch (job.exchange) {
+    case MGPU_EXCHANGE_IPC:
+        return ipc_connect(dm);
+    case MGPU_EXCHANGE_STAGED:
+        return staging_alloc(dm);
+    default:
+        return MGPU_OK;
+    }
+}
+
+/* The domain freed, in every rank of it at once.  ipc: the neighbours
+ * unmapped first, and nobody frees what another may still map; a failure
+ * there leaves the others waiting, for the caller to end the job. */
+mgpu_status ranks_domain_destroy(ranks_domain *dm)
+{
+    if (dm->ipc)
+        MGPU_TRY(mgpu_ipc_halo_disconnect(dm->ipc));
+    mgpu_ipc_halo_destroy(dm->ipc);
+    mgpu_event_destroy(dm->edges_ready);
+    mgpu_host_free(dm->staging);
+    mgpu_stencil_destroy(dm->st);
+    if (dm->block != MPI_DATATYPE_NULL)
+        MPI_Type_free(&dm->block);
+    MPI_Comm_free(&dm->comm);
+    return MGPU_OK;
+}
+
+static float *device_block(const ranks_domain *dm, long long step, mgpu_row row)
+{
+    return mgpu_stencil_block(dm->st, dm->part, step, row);
+}
+
+/* The memory MPI sends direction D's block from and receives it into: the
+ * device rows themselves, or their pinned host copies (laid out alike). */
+float *ranks_outgoing(const ranks_domain *dm, long long step, int d)
+{
+    return dm->staging ? dm->staging + (size_t) d * dm->block_floats
+                       : device_block(dm, step, outgoing_row[d]);
+}
+
+float *ranks_incoming(const ranks_domain *dm, long long step, int d)
+{
+    return dm->staging ? dm->staging + (size_t) (2 + d) * dm->block_floats
+                       : device_block(dm, step, incoming_row[d]);
+}
+
+/* Staged: the rows this rank sends, copied to host memory on the stream,
+ * behind the kernel of the previous step that wrote them. */
+mgpu_status ranks_edges_out(ranks_domain *dm, long long step)
+{
+    mgpu_stream *stream = mgpu_stencil_stream(dm->st, dm->part);
+    for (int d = 0; dm->staging && d < 2; d++) {
+        if (dm->to[d] != MPI_PROC_NULL)
+            MGPU_TRY(mgpu_memcpy_async(ranks_outgoing(dm, step, d),
+                                       device_block(dm, step, outgoing_row[d]),
+                                       mgpu_stencil_block_bytes(dm->st), stream));
+    }
+    return MGPU_OK;
+}
+
+/* Staged: the received rows into the halos, on the stream, ahead of the
+ * kernels that read them.  A fixed boundary receives nothing. */
+mgpu_status ranks_halos_in(ranks_domain *dm, long long step)
+{
+    mgpu_stream *stream = mgpu_stencil_stream(dm->st, dm->part);
+    for (int d = 0; dm->staging && d < 2; d++) {
+        if (dm->from[d] != MPI_PROC_NULL)
+            MGPU_TRY(mgpu_memcpy_async(device_block(dm, step, incoming_row[d]),
+                                       ranks_incoming(dm, step, d),
+                                       mgpu_stencil_block_bytes(dm->st), stream));
+    }
+    return MGPU_OK;
+}
+
+/* ---------------------------------------------- the steps of the modes */
+
+/* One step, --overlap: the slab's inner rows read no halo, so their kernel
+ * goes on the stream first, and the host waits only for the event behind
+ * the rows to send before the messages go; the edge rows are computed once
+ * the halos are in. */
+mgpu_status ranks_step_overlapped(ranks_domain *dm, long long step, bool compute)
+{
+    mgpu_stencil *st = dm->st;
+    int p = dm->part;
+    mgpu_stream *stream = mgpu_stencil_stream(st, p);
+    const mgpu_slab *slab = mgpu_stencil_slab(st, p);
+    long long first = slab->row_begin, last = slab->row_end - 1;
+    MGPU_TRY(ranks_edges_out(dm, step));
+    MGPU_TRY(mgpu_event_record(dm->edges_ready, stream));
+    if (compute && last - first > 1)
+        MGPU_TRY(mgpu_stencil_compute_rows(st, p, step, first + 1, last, stream));
+    MGPU_TRY(mgpu_event_synchronize(dm->edges_ready));
+    mgpu_trace_begin(MGPU_TRACE_EXCHANGE, job.device, step);
+    MPI_Request requests[4];
+    for (int d = 0; d < 2; d++)
+        MPI_Irecv(ranks_incoming(dm, step, d), 1, dm->block, dm->from[d], d, dm->comm,
+                  &requests[d]);
+    for (int d = 0; d < 2; d++)
+        MPI_Isend(ranks_outgoing(dm, step, d), 1, dm->block, dm->to[d], d, dm->comm,
+                  &requests[2 + d]);
+    MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
+    mgpu_status status = ranks_halos_in(dm, step);
+    mgpu_trace_end();
+    MGPU_TRY(status);
+    if (!compute)
+        return MGPU_OK;
+    MGPU_TRY(mgpu_stencil_compute_rows(st, p, step, first, first + 1, stream));
+    return last > first ? mgpu_stencil_compute_rows(st, p, step, last, last + 1, stream) : MGPU_OK;
+}
+
+/* One step, ipc: at the steps that exchange, the halos filled through the
+ * neighbours' mapped buffers, on the stream, device to device; the host
+ * waits for no device and sends no message (lib/ipc-halo.c says what
+ * orders what). */
+mgpu_status ranks_step_ipc(ranks_domain *dm, long long step, bool compute)
+{
+    if (mgpu_stencil_exchanges_at(dm->st, step))
+        MGPU_TRY(mgpu_ipc_halo_exchange(dm->ipc, step));
+    if (compute)
+        MGPU_TRY(mgpu_stencil_compute(dm->st, dm->part, step));
+    return mgpu_ipc_halo_computed(dm->ipc, step);
+}
+
+/* One step, nccl: at the steps that exchange, the stencil domain's NCCL
+ * group of transfers on the rank's stream (its send receives too), then the
+ * compute behind it on that stream; the host waits for nothing. */
+mgpu_status ranks_step_nccl(ranks_domain *dm, long long step, bool compute)
+{
+    MGPU_TRY(mgpu_stencil_send(dm->st, dm->part, step));
+    MGPU_TRY(mgpu_stencil_recv(dm->st, dm->part, step));
+    return compute ? mgpu_stencil_compute(dm->st, dm->part, step) : MGPU_OK;
 }
