@@ -1,61 +1,26 @@
-/* exchange.c - the halo exchange between the stencil domain's parts, one
- * pair of functions (send, recv) per mode (book 11.3, 3.4): peer,
- * peer-async, direct, staged, mapped and nccl.  A strategy calls
- * mgpu_stencil_send for every part, meets its own synchronisation (a
- * barrier, or none where events order the streams), then mgpu_stencil_recv.
+/* exchange.c - the halo exchange between the stencil domain's parts (book
+ * 11.3, 3.4), every mode in its own section: mgpu_stencil_send and
+ * mgpu_stencil_recv, at the end, name each mode's function, which makes the
+ * copies itself.  A strategy calls mgpu_stencil_send for every part, meets
+ * its own synchronisation (a barrier, or none where events order the
+ * streams), then mgpu_stencil_recv.
  *
- * The exchange pushes: each part sends its first interior rows to the part
- * above (into that part's bottom halo) and its last interior rows to the
- * part below (into its top halo).  The field before step t lives in buffer
- * t % 2, so a send for step t never touches a buffer that step t-1 reads.
+ * The exchange pushes: each part sends its first K interior rows into the
+ * bottom halo of the part above and its last K rows into the top halo of
+ * the part below (K: --halo, one contiguous block).  The field before step
+ * t lives in buffer t % 2, so a send for step t never touches a buffer that
+ * step t-1 reads.  Each mode's section says what orders its copies.
  *
- * In mode direct the step's own kernel does the pushing: computing step t, it
- * stores its first and last rows also into the neighbours' halos of buffer
- * (t+1) % 2, through peer pointers, and the send of step t+1 only records
- * the event the neighbours wait for.  A step is then one kernel, one event
- * and a wait per neighbour, as in NVIDIA's multi_threaded_p2p.  The orders
- * that makes safe:
- *  - read after write: a neighbour's step t+1 reads the halo that this
- *    part's step t wrote; its stream waits (recv) for the event this part
- *    records at its send of step t+1, after the kernel of step t;
- *  - write after read: this part's step t writes the neighbour's halo of
- *    buffer (t+1) % 2, which the neighbour's step t-1 read; this part's
- *    stream waited (recv of step t) for the neighbour's send of step t,
- *    recorded after that step t-1.
- * Where no kernel of the step before delivered them (step 0, whose halos
- * mgpu_stencil_reset poisons, or a run of exchanges alone), the send pushes
- * the rows with a copy kernel as before.
- *
- * Deep halos (--halo=K, stencil.c) move K rows every K steps.  One more
- * order then matters in modes peer-async and direct, whose sender writes
- * into the receiver's halo: the receiver's passes inside the last cycle
- * also wrote and read halo rows of that buffer, so the sender first waits
- * for the receiver's event COMPUTED, recorded after each of its passes.
- * The passes that touch those rows were issued before the barrier of the
- * step before the exchange, hence before the send, so the wait sees them;
- * the last pass of a cycle, which may be issued after, touches no halo
- * row.  That barrier is essential: a strategy that drops the barriers of
- * the steps that exchange nothing must keep those of the step before an
- * exchange and of the exchange itself.
- *
- * Mode nccl needs none of those orders from outside: a part's send issues
- * its whole exchange on its own stream, ncclSend of its edge blocks and
- * ncclRecv into its halo blocks, one NCCL group, and NCCL matches each
- * transfer with the neighbour's.  The receive writes the halos after this
- * part's earlier passes (its own stream) and the transfer reads the edge
- * rows before its later ones, so neither buffers nor events are needed, nor
- * neighbours in this process: each part is rank PART of one communicator,
- * wherever the other ranks live.  Two sends to one neighbour (two parts of a
- * periodic grid, or one part its own neighbour) are matched with its
- * receives in the order posted: first towards the part above (the first
- * block into its bottom halo), then towards the part below; a receiver
- * posts the bottom halo (from below) before the top one (from above). */
+ * The domain (stencil.c) calls this file; this file reads only the domain's
+ * layout (stencil-part.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include "stencil-part.h"
 #include "trace.h"
+
+/* ------------------------------------------------------ choosing the mode */
 
 /* Every pair of devices that exchanges halos, checked for peer access. */
 static mgpu_status all_pairs_have_peer(const mgpu_stencil *st, bool *all)
@@ -104,10 +69,10 @@ mgpu_status mgpu_exchange_resolve(mgpu_stencil *st)
 {
     /* auto: direct where every pair that exchanges has peer access (one
      * part alone included, its own neighbour or none): the step's kernel
-     * stores the halos, one launch and an event a step, which beat
-     * cudaMemcpyPeerAsync's copies at every size and device count measured
-     * (up to 3x at 1024-4096 rows, level at 16384; BENCHMARKS.md sections
-     * 24-25).  Without peer access, staged through pinned host memory. */
+     * stores the halos, one launch and an event a step, where peer-async
+     * adds two copies and their issue (doc/design.md section 3 has what
+     * was measured).  Without peer access, staged through pinned host
+     * memory. */
     st->mode = st->desc.exchange;
     if (st->mode == MGPU_EXCHANGE_AUTO) {
         bool all;
@@ -132,9 +97,384 @@ mgpu_status mgpu_exchange_resolve(mgpu_stencil *st)
     }
 }
 
-static mgpu_status nccl_exchange(mgpu_stencil *st, part *pt, long long step);
+/* ------------------------------------------- what every mode's copies share */
 
-/* nccl: join the communicator, a rank per local part, with the id given or,
+/* Whether PT's neighbours, where it has them, are parts of this process. */
+static bool neighbours_local(const mgpu_stencil *st, const part *pt)
+{
+    return (pt->above < 0 || is_local(st, pt->above)) && (pt->below < 0 || is_local(st, pt->below));
+}
+
+/* What every send and recv checks first: PT's device is current, and its
+ * neighbours are parts of this process (but in mode nccl, whose
+ * communicator reaches them anywhere). */
+static mgpu_status check_part(const mgpu_stencil *st, const part *pt)
+{
+    MGPU_TRY(check_current(pt));
+    if (st->mode == MGPU_EXCHANGE_NCCL || neighbours_local(st, pt))
+        return MGPU_OK;
+    return mgpu_fail(MGPU_ERR_UNSUPPORTED,
+                     "part %d: its neighbours are in another "
+                     "process; the strategy exchanges its halos",
+                     pt->slab.part);
+}
+
+/* One block an exchange pushes: K rows of the sender into a neighbour's
+ * halo. */
+typedef struct push {
+    const float *from;
+    float *to;
+    int to_device;
+} push;
+
+/* The pushes of PT's exchange at STEP, in the order they are issued: its
+ * first K rows into the bottom halo of the part above, its last K rows into
+ * the top halo of the part below, where those parts exist. */
+static int pushes_of(mgpu_stencil *st, const part *pt, long long step, push to[2])
+{
+    const int neighbour[2] = {pt->above, pt->below};
+    const mgpu_row from_row[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
+    const mgpu_row to_row[2] = {MGPU_ROW_HALO_BOTTOM, MGPU_ROW_HALO_TOP};
+    int n = 0;
+    for (int side = 0; side < 2; side++) {
+        if (neighbour[side] < 0)
+            continue;
+        const part *dst = &st->parts[neighbour[side]];
+        to[n].from = block_of(st, pt, step, from_row[side]);
+        to[n].to = block_of(st, dst, step, to_row[side]);
+        to[n].to_device = dst->slab.device;
+        n++;
+    }
+    return n;
+}
+
+/* Modes whose receivers' streams wait for their senders' events:
+ * peer-async and direct (the others are ordered by the copy itself or by
+ * the host). */
+static bool orders_by_event(const mgpu_stencil *st)
+{
+    return st->mode == MGPU_EXCHANGE_PEER_ASYNC || st->mode == MGPU_EXCHANGE_DIRECT;
+}
+
+/* Whether PT waits for the events of its neighbour on SIDE (0 above, 1
+ * below): one that exists, is another part (a part's own stream is ordered
+ * already), and is not the one above again (two parts of a periodic grid are
+ * each other's neighbours on both sides: an event is waited for once). */
+static bool waits_for_side(const part *pt, int side)
+{
+    int n = side == 0 ? pt->above : pt->below;
+    return n >= 0 && n != pt->slab.part && !(side == 1 && pt->below == pt->above);
+}
+
+/* The receiver's side of peer-async and direct: its stream waits for the
+ * event each neighbour recorded after its pushes, never the host. */
+static mgpu_status wait_for_senders(mgpu_stencil *st, part *pt, long long step)
+{
+    const int parity = exchange_parity(st, step);
+    const int from[2] = {pt->above, pt->below};
+    for (int side = 0; side < 2; side++)
+        if (waits_for_side(pt, side))
+            MGPU_TRY(mgpu_stream_wait_event(pt->stream, st->parts[from[side]].sent[parity]));
+    return MGPU_OK;
+}
+
+/* Deep halos (--halo=K, stencil.c) move K rows every K steps.  One more
+ * order then matters in modes peer-async and direct, whose sender writes
+ * into the receiver's halo: the receiver's passes inside the last cycle
+ * also wrote and read halo rows of that buffer, so the sender first waits
+ * for the receiver's event COMPUTED, recorded after each of its passes
+ * (mgpu_exchange_passed).  The passes that touch those rows were issued
+ * before the barrier of the step before the exchange, hence before the
+ * send, so the wait sees them; the last pass of a cycle, which may be
+ * issued after, touches no halo row.  That barrier is essential: a strategy
+ * that drops the barriers of the steps that exchange nothing must keep
+ * those of the step before an exchange and of the exchange itself. */
+static mgpu_status wait_for_receivers(mgpu_stencil *st, part *pt)
+{
+    if (st->halo == 1 || !orders_by_event(st))
+        return MGPU_OK;
+    int to[2] = {pt->above, pt->below};
+    for (int k = 0; k < 2; k++)
+        if (waits_for_side(pt, k))
+            MGPU_TRY(mgpu_stream_wait_event(pt->stream, st->parts[to[k]].computed));
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_exchange_passed(const mgpu_stencil *st, part *pt)
+{
+    if (st->halo > 1 && orders_by_event(st))
+        MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
+    return MGPU_OK;
+}
+
+/* A capture may wait only for events recorded inside it, and outside one
+ * no wait may name an event last recorded inside one.  With deep halos a
+ * cycle's first send waits for the receivers' COMPUTED of the cycle before,
+ * and a neighbour's recv may wait for a SENT that this part's next send has
+ * not yet recorded.  Recorded again where the part's stream joins the
+ * capture, and again once it ended, they stand for all the part's work
+ * before, which every replay and every later step follows. */
+mgpu_status mgpu_stencil_record_waited(mgpu_stencil *st, int p)
+{
+    /* One-row halos wait for nothing recorded a step before: each SENT is
+     * recorded by the same step's send before any recv waits for it. */
+    if (st->halo == 1 || !orders_by_event(st))
+        return MGPU_OK;
+    part *pt = &st->parts[p];
+    MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
+    for (int b = 0; b < 2; b++)
+        if (pt->sent[b])
+            MGPU_TRY(mgpu_event_record(pt->sent[b], pt->stream));
+    return MGPU_OK;
+}
+
+/* ------------------------------------------------ peer (book 10.4, 3.4.2) */
+
+/* Each edge block into its neighbour's halo with cudaMemcpyPeer
+ * (mgpu_copy_peer).  The copy is ordered with all work on both devices, so
+ * the receiver has nothing to wait for: its recv is empty. */
+static mgpu_status send_peer(mgpu_stencil *st, part *pt, long long step)
+{
+    push to[2];
+    for (int i = 0, n = pushes_of(st, pt, step, to); i < n; i++)
+        MGPU_TRY(mgpu_copy_peer(to[i].to, to[i].to_device, to[i].from, pt->slab.device,
+                                block_bytes(st, pt)));
+    return MGPU_OK;
+}
+
+/* ----------------------------------------------- peer-async (book 11.3) */
+
+/* Each edge block with cudaMemcpyPeerAsync (mgpu_copy_peer_async) on the
+ * sender's stream, then an event on that stream, which the receivers'
+ * streams wait for (wait_for_senders): the host waits for nothing. */
+static mgpu_status send_peer_async(mgpu_stencil *st, part *pt, long long step)
+{
+    push to[2];
+    MGPU_TRY(wait_for_receivers(st, pt));
+    for (int i = 0, n = pushes_of(st, pt, step, to); i < n; i++)
+        MGPU_TRY(mgpu_copy_peer_async(to[i].to, to[i].to_device, to[i].from, pt->slab.device,
+                                      block_bytes(st, pt), pt->stream));
+    return mgpu_event_record(pt->sent[exchange_parity(st, step)], pt->stream);
+}
+
+/* ------------------------------------------------------ direct (3.4.2) */
+
+/* The step's own kernel does the pushing: computing step t, it stores its
+ * first and last rows also into the neighbours' halos of buffer (t+1) % 2,
+ * through peer pointers (mgpu_exchange_kernel_stores), and the send of step
+ * t+1 only records the event the neighbours wait for.  A step is then one
+ * kernel, one event and a wait per neighbour, as in NVIDIA's
+ * multi_threaded_p2p.  The orders that makes safe:
+ *  - read after write: a neighbour's step t+1 reads the halo that this
+ *    part's step t wrote; its stream waits (recv) for the event this part
+ *    records at its send of step t+1, after the kernel of step t;
+ *  - write after read: this part's step t writes the neighbour's halo of
+ *    buffer (t+1) % 2, which the neighbour's step t-1 read; this part's
+ *    stream waited (recv of step t) for the neighbour's send of step t,
+ *    recorded after that step t-1.
+ * Where no kernel of the step before delivered them (step 0, whose halos
+ * mgpu_stencil_reset poisons, or a run of exchanges alone), the send pushes
+ * the rows with a copy kernel.  Mode ipc's kernels store the same way into
+ * the buffers of neighbours in other processes (lib/ipc-halo.c). */
+
+/* Whether PT's one-row kernels store its edge rows into its neighbours'
+ * halos themselves: mode direct, the neighbours in this process; mode ipc,
+ * their buffers mapped into it (mgpu_stencil_map_part). */
+static bool kernel_sends(const mgpu_stencil *st, const part *pt)
+{
+    if (st->mode == MGPU_EXCHANGE_DIRECT)
+        return neighbours_local(st, pt);
+    if (st->mode != MGPU_EXCHANGE_IPC)
+        return false;
+    return (pt->above < 0 || st->parts[pt->above].buf[0]) &&
+           (pt->below < 0 || st->parts[pt->below].buf[0]);
+}
+
+/* Where part PT's kernel of step STEP stores its edge rows: the bottom halo
+ * of the part above and the top halo of the part below, in the buffer the
+ * step writes; NULL for a fixed boundary.  One-row halos. */
+static float *halo_of_next(const mgpu_stencil *st, int neighbour, long long step, bool bottom)
+{
+    if (neighbour < 0)
+        return NULL;
+    const part *to = &st->parts[neighbour];
+    return row_of(st, to, step + 1, bottom ? to->rows + 1 : 0);
+}
+
+void mgpu_exchange_kernel_stores(mgpu_stencil *st, part *pt, long long step, float *to[2])
+{
+    bool sending = kernel_sends(st, pt);
+    to[0] = sending ? halo_of_next(st, pt->above, step, true) : NULL;
+    to[1] = sending ? halo_of_next(st, pt->below, step, false) : NULL;
+    if (sending)
+        pt->delivered = step + 1;
+}
+
+int mgpu_stencil_delivered(const mgpu_stencil *st, int p, long long step)
+{
+    return st->parts[p].delivered == step;
+}
+
+/* The event alone remains where the kernel delivered the rows, for the
+ * neighbours in other parts (a part that is its own neighbour, or has none,
+ * waits for nobody's); elsewhere a copy kernel stores them through the same
+ * pointers (mgpu_copy_row_kernel). */
+static mgpu_status send_direct(mgpu_stencil *st, part *pt, long long step)
+{
+    const int parity = exchange_parity(st, step);
+    bool other_neighbour = waits_for_side(pt, 0) || waits_for_side(pt, 1);
+    if (pt->delivered == step)
+        return other_neighbour ? mgpu_event_record(pt->sent[parity], pt->stream) : MGPU_OK;
+    push to[2];
+    MGPU_TRY(wait_for_receivers(st, pt));
+    for (int i = 0, n = pushes_of(st, pt, step, to); i < n; i++)
+        MGPU_TRY(mgpu_copy_row_kernel(to[i].to, to[i].from, (long long) block_floats(st, pt),
+                                      pt->stream));
+    return mgpu_event_record(pt->sent[parity], pt->stream);
+}
+
+/* ------------------------- staged, and mapped (3.4.1): through host memory */
+
+/* Each part's first and last K rows, per exchange parity, in host memory:
+ * pinned (staged: cudaMemcpyAsync to and from it) or mapped into the
+ * devices' address space (mapped: copy kernels read and write it,
+ * zero-copy).  The sender copies its edge blocks there and synchronises
+ * its stream, since the receivers fetch them after the strategy's barrier;
+ * then each receiver copies its neighbours' blocks into its halos. */
+
+size_t mgpu_exchange_host_bytes(mgpu_exchange mode, size_t pitch, int halo)
+{
+    bool edges = mode == MGPU_EXCHANGE_STAGED || mode == MGPU_EXCHANGE_MAPPED;
+    return edges ? 2 * (size_t) halo * pitch * sizeof(float) : 0;
+}
+
+mgpu_status mgpu_exchange_part_alloc(mgpu_stencil *st, part *pt)
+{
+    size_t bytes = mgpu_exchange_host_bytes(st->mode, pt->pitch, st->halo);
+    if (bytes == 0)
+        return MGPU_OK;
+    unsigned flags = st->mode == MGPU_EXCHANGE_MAPPED ? MGPU_HOST_MAPPED : MGPU_HOST_PINNED;
+    for (int b = 0; b < 2; b++) {
+        void *host, *devp;
+        MGPU_TRY(mgpu_host_alloc(bytes, flags, &host));
+        pt->edges[b] = host;
+        if (st->mode == MGPU_EXCHANGE_MAPPED) {
+            MGPU_TRY(mgpu_host_device_pointer(host, &devp));
+            pt->edges_dev[b] = devp;
+        }
+    }
+    return MGPU_OK;
+}
+
+void mgpu_exchange_part_free(part *pt)
+{
+    for (int b = 0; b < 2; b++)
+        mgpu_host_free(pt->edges[b]);
+}
+
+/* Edge block E of PT (0: its first K rows, 1: its last K) in its host
+ * memory for the exchanges of PARITY, as the copies see it. */
+static float *edge_slot(const mgpu_stencil *st, const part *pt, int parity, int e)
+{
+    float *edges = st->mode == MGPU_EXCHANGE_MAPPED ? pt->edges_dev[parity] : pt->edges[parity];
+    return edges + (size_t) e * (size_t) st->halo * pt->pitch;
+}
+
+static mgpu_status send_staged(mgpu_stencil *st, part *pt, long long step)
+{
+    const mgpu_row rows[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
+    for (int e = 0; e < 2; e++)
+        MGPU_TRY(mgpu_memcpy_async(edge_slot(st, pt, exchange_parity(st, step), e),
+                                   block_of(st, pt, step, rows[e]), block_bytes(st, pt),
+                                   pt->stream));
+    return mgpu_stream_synchronize(pt->stream);
+}
+
+static mgpu_status send_mapped(mgpu_stencil *st, part *pt, long long step)
+{
+    const mgpu_row rows[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
+    for (int e = 0; e < 2; e++)
+        MGPU_TRY(mgpu_copy_row_kernel(edge_slot(st, pt, exchange_parity(st, step), e),
+                                      block_of(st, pt, step, rows[e]),
+                                      (long long) block_floats(st, pt), pt->stream));
+    return mgpu_stream_synchronize(pt->stream);
+}
+
+/* Where part N left its edge block EDGE of the field before STEP. */
+typedef const float *(*mgpu_edge_fn)(void *ctx, long long step, int neighbour, mgpu_row edge);
+
+/* Where the domain's part N left its edge block EDGE of the field before
+ * STEP: its host memory (mgpu_edge_fn, CTX the domain). */
+static const float *host_edge(void *ctx, long long step, int n, mgpu_row edge)
+{
+    const mgpu_stencil *st = ctx;
+    return edge_slot(st, &st->parts[n], exchange_parity(st, step), edge == MGPU_ROW_LAST);
+}
+
+/* Each neighbour's edge block, where EDGE says, into PT's halos: the top
+ * halo from the last block of the part above, the bottom one from the first
+ * block of the part below. */
+static mgpu_status mgpu_stencil_halos_in(mgpu_stencil *st, int p, long long step, mgpu_edge_fn edge,
+                                         void *ctx)
+{
+    part *pt = &st->parts[p];
+    const int from[2] = {pt->above, pt->below};
+    const mgpu_row edge_row[2] = {MGPU_ROW_LAST, MGPU_ROW_FIRST};
+    const mgpu_row halo_row[2] = {MGPU_ROW_HALO_TOP, MGPU_ROW_HALO_BOTTOM};
+    for (int side = 0; side < 2; side++) {
+        if (from[side] < 0)
+            continue;
+        float *halo = block_of(st, pt, step, halo_row[side]);
+        const float *src = edge(ctx, step, from[side], edge_row[side]);
+        if (st->mode == MGPU_EXCHANGE_MAPPED)
+            MGPU_TRY(mgpu_copy_row_kernel(halo, src, (long long) block_floats(st, pt), pt->stream));
+        else
+            MGPU_TRY(mgpu_memcpy_async(halo, src, block_bytes(st, pt), pt->stream));
+    }
+    return MGPU_OK;
+}
+
+/* ---------------------------------------------------------------- nccl */
+
+/* A part's send issues its whole exchange on its own stream, ncclSend of
+ * its edge blocks and ncclRecv into its halo blocks, in place, one NCCL
+ * group, and NCCL matches each transfer with the neighbour's.  The receive
+ * writes the halos after this part's earlier passes (its own stream) and
+ * the transfer reads the edge rows before its later ones, so neither
+ * buffers nor events are needed, nor neighbours in this process: each part
+ * is rank PART of one communicator, wherever the other ranks live.  Two
+ * sends to one neighbour (two parts of a periodic grid, or one part its own
+ * neighbour) are matched with its receives in the order posted: first
+ * towards the part above (the first block into its bottom halo), then
+ * towards the part below; a receiver posts the bottom halo (from below)
+ * before the top one (from above). */
+static mgpu_status nccl_transfers(mgpu_stencil *st, part *pt, long long step)
+{
+    const size_t n = block_floats(st, pt);
+    if (pt->above >= 0)
+        MGPU_TRY(mgpu_nccl_send(pt->comm, block_of(st, pt, step, MGPU_ROW_FIRST), n, pt->above,
+                                pt->stream));
+    if (pt->below >= 0)
+        MGPU_TRY(mgpu_nccl_send(pt->comm, block_of(st, pt, step, MGPU_ROW_LAST), n, pt->below,
+                                pt->stream));
+    if (pt->below >= 0)
+        MGPU_TRY(mgpu_nccl_recv(pt->comm, block_of(st, pt, step, MGPU_ROW_HALO_BOTTOM), n,
+                                pt->below, pt->stream));
+    if (pt->above >= 0)
+        MGPU_TRY(mgpu_nccl_recv(pt->comm, block_of(st, pt, step, MGPU_ROW_HALO_TOP), n, pt->above,
+                                pt->stream));
+    return MGPU_OK;
+}
+
+static mgpu_status nccl_exchange(mgpu_stencil *st, part *pt, long long step)
+{
+    MGPU_TRY(mgpu_nccl_group_begin());
+    mgpu_status status = nccl_transfers(st, pt, step);
+    mgpu_status ended = mgpu_nccl_group_end(); /* the group is closed after a failure too */
+    return status != MGPU_OK ? status : ended;
+}
+
+/* Join the communicator, a rank per local part, with the id given or,
  * where this process holds every part, one made here; then connect every
  * pair of neighbours.  A first transfer between two ranks sets up their
  * connection, which takes milliseconds and waits for the peer: here it is
@@ -165,7 +505,7 @@ mgpu_status mgpu_exchange_nccl_join(mgpu_stencil *st, const mgpu_nccl_id *given)
     const mgpu_row edges[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
     for (int p = st->first; p < st->first + st->count; p++)
         for (int e = 0; e < 2; e++)
-            MGPU_TRY(mgpu_memset(st->parts[p].slab.device, mgpu_stencil_block(st, p, 0, edges[e]),
+            MGPU_TRY(mgpu_memset(st->parts[p].slab.device, block_of(st, &st->parts[p], 0, edges[e]),
                                  0, block_bytes(st, &st->parts[p])));
     int previous;
     MGPU_TRY(mgpu_device_get(&previous));
@@ -214,238 +554,6 @@ void mgpu_stencil_abort(mgpu_stencil *st)
     }
 }
 
-/* ------------------------------------------------ where an exchange goes */
-
-/* One block an exchange pushes: K rows of the sender into a neighbour's
- * halo. */
-typedef struct push {
-    const float *from;
-    float *to;
-    int to_device;
-} push;
-
-/* The pushes of PT's exchange at STEP, in the order they are issued: its
- * first K rows into the bottom halo of the part above, its last K rows into
- * the top halo of the part below, where those parts exist. */
-static int pushes_of(mgpu_stencil *st, const part *pt, long long step, push to[2])
-{
-    const int neighbour[2] = {pt->above, pt->below};
-    const mgpu_row from_row[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
-    const mgpu_row to_row[2] = {MGPU_ROW_HALO_BOTTOM, MGPU_ROW_HALO_TOP};
-    int n = 0;
-    for (int side = 0; side < 2; side++) {
-        if (neighbour[side] < 0)
-            continue;
-        const part *dst = &st->parts[neighbour[side]];
-        to[n].from = row_of(st, pt, step, local_row_of(st, pt, from_row[side], true));
-        to[n].to = row_of(st, dst, step, local_row_of(st, dst, to_row[side], true));
-        to[n].to_device = dst->slab.device;
-        n++;
-    }
-    return n;
-}
-
-/* Edge block E of PT (0: its first K rows, 1: its last K) in the host
- * memory EDGES of modes staged and mapped. */
-static float *edge_slot(const mgpu_stencil *st, const part *pt, float *edges, int e)
-{
-    return edges + (size_t) e * (size_t) st->halo * pt->pitch;
-}
-
-/* The halo block on SIDE of PT (0: the top K rows, 1: the bottom K) in the
- * buffer of STEP. */
-static float *halo_block(const mgpu_stencil *st, const part *pt, long long step, int side)
-{
-    mgpu_row row = side == 0 ? MGPU_ROW_HALO_TOP : MGPU_ROW_HALO_BOTTOM;
-    return row_of(st, pt, step, local_row_of(st, pt, row, true));
-}
-
-/* Deep halos, modes that write into the receiver's halos from the sender's
- * stream: after the receivers' passes that wrote those rows (see the top). */
-static mgpu_status wait_for_receivers(mgpu_stencil *st, part *pt)
-{
-    if (st->halo == 1 || !orders_by_event(st))
-        return MGPU_OK;
-    int to[2] = {pt->above, pt->below};
-    for (int k = 0; k < 2; k++)
-        if (waits_for_side(pt, k))
-            MGPU_TRY(mgpu_stream_wait_event(pt->stream, st->parts[to[k]].computed));
-    return MGPU_OK;
-}
-
-/* A capture may wait only for events recorded inside it, and outside one
- * no wait may name an event last recorded inside one.  With deep halos a
- * cycle's first send waits for the receivers' COMPUTED of the cycle before,
- * and a neighbour's recv may wait for a SENT that this part's next send has
- * not yet recorded.  Recorded again where the part's stream joins the
- * capture, and again once it ended, they stand for all the part's work
- * before, which every replay and every later step follows. */
-mgpu_status mgpu_stencil_record_waited(mgpu_stencil *st, int p)
-{
-    /* One-row halos wait for nothing recorded a step before: each SENT is
-     * recorded by the same step's send before any recv waits for it. */
-    if (st->halo == 1 || !orders_by_event(st))
-        return MGPU_OK;
-    part *pt = &st->parts[p];
-    MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
-    for (int b = 0; b < 2; b++)
-        if (pt->sent[b])
-            MGPU_TRY(mgpu_event_record(pt->sent[b], pt->stream));
-    return MGPU_OK;
-}
-
-/* The receiver's side of peer-async and direct: its stream waits for the
- * event each neighbour recorded after its pushes, never the host. */
-static mgpu_status wait_for_senders(mgpu_stencil *st, part *pt, long long step)
-{
-    const int parity = exchange_parity(st, step);
-    const int from[2] = {pt->above, pt->below};
-    for (int side = 0; side < 2; side++)
-        if (waits_for_side(pt, side))
-            MGPU_TRY(mgpu_stream_wait_event(pt->stream, st->parts[from[side]].sent[parity]));
-    return MGPU_OK;
-}
-
-/* ------------------------------------------------ peer (book 10.4, 3.4.2) */
-
-/* Each edge block into its neighbour's halo with cudaMemcpyPeer
- * (mgpu_copy_peer).  The copy is ordered with all work on both devices, so
- * the receiver has nothing to wait for: its recv is empty. */
-static mgpu_status send_peer(mgpu_stencil *st, part *pt, long long step)
-{
-    push to[2];
-    for (int i = 0, n = pushes_of(st, pt, step, to); i < n; i++)
-        MGPU_TRY(mgpu_copy_peer(to[i].to, to[i].to_device, to[i].from, pt->slab.device,
-                                block_bytes(st, pt)));
-    return MGPU_OK;
-}
-
-/* ----------------------------------------------- peer-async (book 11.3) */
-
-/* Each edge block with cudaMemcpyPeerAsync (mgpu_copy_peer_async) on the
- * sender's stream, then an event on that stream, which the receivers'
- * streams wait for (wait_for_senders): the host waits for nothing. */
-static mgpu_status send_peer_async(mgpu_stencil *st, part *pt, long long step)
-{
-    push to[2];
-    MGPU_TRY(wait_for_receivers(st, pt));
-    for (int i = 0, n = pushes_of(st, pt, step, to); i < n; i++)
-        MGPU_TRY(mgpu_copy_peer_async(to[i].to, to[i].to_device, to[i].from, pt->slab.device,
-                                      block_bytes(st, pt), pt->stream));
-    return mgpu_event_record(pt->sent[exchange_parity(st, step)], pt->stream);
-}
-
-/* ------------------------------------------------------ direct (3.4.2) */
-
-/* The step's own kernel stored the edge rows in the neighbours' halos
- * through peer pointers (see the top): the event alone remains, for the
- * neighbours in other parts (a part that is its own neighbour, or has none,
- * waits for nobody's).  Where no kernel delivered them, a copy kernel
- * stores them through the same pointers. */
-static mgpu_status send_direct(mgpu_stencil *st, part *pt, long long step)
-{
-    const int parity = exchange_parity(st, step);
-    if (pt->delivered == step)
-        return has_other_neighbour(pt) ? mgpu_event_record(pt->sent[parity], pt->stream) : MGPU_OK;
-    push to[2];
-    MGPU_TRY(wait_for_receivers(st, pt));
-    for (int i = 0, n = pushes_of(st, pt, step, to); i < n; i++)
-        MGPU_TRY(mgpu_copy_row_kernel(to[i].to, to[i].from, (long long) block_floats(st, pt),
-                                      pt->stream));
-    return mgpu_event_record(pt->sent[parity], pt->stream);
-}
-
-/* ------------------------- staged, and mapped (3.4.1): through host memory */
-
-/* One block's copy on PT's stream.  staged: cudaMemcpyAsync between device
- * memory and pinned host memory (mgpu_memcpy_async); mapped: a copy kernel
- * that reads or writes pinned host memory mapped into the device's address
- * space (zero-copy). */
-static mgpu_status copy_staged(const mgpu_stencil *st, part *pt, float *dst, const float *src)
-{
-    return mgpu_memcpy_async(dst, src, block_bytes(st, pt), pt->stream);
-}
-
-static mgpu_status copy_mapped(const mgpu_stencil *st, part *pt, float *dst, const float *src)
-{
-    return mgpu_copy_row_kernel(dst, src, (long long) block_floats(st, pt), pt->stream);
-}
-
-static mgpu_status copy_through_host(const mgpu_stencil *st, part *pt, float *dst, const float *src)
-{
-    return st->mode == MGPU_EXCHANGE_MAPPED ? copy_mapped(st, pt, dst, src)
-                                            : copy_staged(st, pt, dst, src);
-}
-
-/* PT's host memory for the edge blocks of the exchanges of PARITY, as the
- * copies see it. */
-static float *host_edges(const mgpu_stencil *st, const part *pt, int parity)
-{
-    return st->mode == MGPU_EXCHANGE_MAPPED ? pt->edges_dev[parity] : pt->edges[parity];
-}
-
-/* Both edge blocks into host memory, then the stream synchronised: the
- * receivers fetch them after the strategy's barrier, so the copies must be
- * complete when send returns. */
-static mgpu_status send_through_host(mgpu_stencil *st, part *pt, long long step)
-{
-    float *edges = host_edges(st, pt, exchange_parity(st, step));
-    const mgpu_row rows[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
-    for (int e = 0; e < 2; e++)
-        MGPU_TRY(copy_through_host(st, pt, edge_slot(st, pt, edges, e),
-                                   row_of(st, pt, step, local_row_of(st, pt, rows[e], true))));
-    return mgpu_stream_synchronize(pt->stream);
-}
-
-/* Each neighbour's edge block from its host memory into the halo: the top
- * halo is the part above's last rows, the bottom one the part below's
- * first rows. */
-static mgpu_status recv_through_host(mgpu_stencil *st, part *pt, long long step)
-{
-    const int parity = exchange_parity(st, step);
-    const int from[2] = {pt->above, pt->below};
-    for (int side = 0; side < 2; side++) {
-        if (from[side] < 0)
-            continue;
-        const part *src = &st->parts[from[side]];
-        MGPU_TRY(copy_through_host(st, pt, halo_block(st, pt, step, side),
-                                   edge_slot(st, src, host_edges(st, src, parity), 1 - side)));
-    }
-    return MGPU_OK;
-}
-
-/* ---------------------------------------------------------------- nccl */
-
-/* PT's edge blocks to its neighbours and their edge blocks into its halos,
- * in place, one group on its stream (see the top for the order): ncclSend
- * and ncclRecv, matched by NCCL with the neighbours' own. */
-static mgpu_status nccl_transfers(mgpu_stencil *st, part *pt, long long step)
-{
-    const size_t n = block_floats(st, pt);
-    const int p = pt->slab.part;
-    if (pt->above >= 0)
-        MGPU_TRY(mgpu_nccl_send(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_FIRST), n,
-                                pt->above, pt->stream));
-    if (pt->below >= 0)
-        MGPU_TRY(mgpu_nccl_send(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_LAST), n,
-                                pt->below, pt->stream));
-    if (pt->below >= 0)
-        MGPU_TRY(mgpu_nccl_recv(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_HALO_BOTTOM), n,
-                                pt->below, pt->stream));
-    if (pt->above >= 0)
-        MGPU_TRY(mgpu_nccl_recv(pt->comm, mgpu_stencil_block(st, p, step, MGPU_ROW_HALO_TOP), n,
-                                pt->above, pt->stream));
-    return MGPU_OK;
-}
-
-static mgpu_status nccl_exchange(mgpu_stencil *st, part *pt, long long step)
-{
-    MGPU_TRY(mgpu_nccl_group_begin());
-    mgpu_status status = nccl_transfers(st, pt, step);
-    mgpu_status ended = mgpu_nccl_group_end(); /* the group is closed after a failure too */
-    return status != MGPU_OK ? status : ended;
-}
-
 mgpu_status mgpu_stencil_send_begin(mgpu_stencil *st)
 {
     return st->mode == MGPU_EXCHANGE_NCCL ? mgpu_nccl_group_begin() : MGPU_OK;
@@ -458,74 +566,67 @@ mgpu_status mgpu_stencil_send_end(mgpu_stencil *st)
 
 /* ------------------------------------------------- send and recv by mode */
 
-static mgpu_status send_part(mgpu_stencil *st, part *pt, long long step)
-{
-    MGPU_TRY(check_current(pt));
-    if (st->mode != MGPU_EXCHANGE_NCCL) /* a communicator reaches them anywhere */
-        MGPU_TRY(check_neighbours_local(st, pt));
-    if (!exchanges_at(st, step))
-        return MGPU_OK;
-    switch (st->mode) {
-    case MGPU_EXCHANGE_PEER:
-        return send_peer(st, pt, step);
-    case MGPU_EXCHANGE_PEER_ASYNC:
-        return send_peer_async(st, pt, step);
-    case MGPU_EXCHANGE_DIRECT:
-        return send_direct(st, pt, step);
-    case MGPU_EXCHANGE_STAGED:
-    case MGPU_EXCHANGE_MAPPED:
-        return send_through_host(st, pt, step);
-    case MGPU_EXCHANGE_NCCL:
-        return nccl_exchange(st, pt, step);
-    default:
-        return mgpu_fail(MGPU_ERR_UNSUPPORTED,
-                         "--exchange=%s is done by the strategy, "
-                         "not the stencil domain",
-                         mgpu_exchange_name(st->mode));
-    }
-}
-
-/* Send and recv as the timeline names them (trace.h), the range closed on
- * every return. */
+/* Each in a range of the timeline (trace.h), closed on every return. */
 mgpu_status mgpu_stencil_send(mgpu_stencil *st, int p, long long step)
 {
     part *pt = &st->parts[p];
     mgpu_trace_begin(MGPU_TRACE_SEND, pt->slab.device, step);
-    mgpu_status status = send_part(st, pt, step);
+    mgpu_status status = check_part(st, pt);
+    if (status == MGPU_OK && exchanges_at(st, step)) {
+        switch (st->mode) {
+        case MGPU_EXCHANGE_PEER:
+            status = send_peer(st, pt, step);
+            break;
+        case MGPU_EXCHANGE_PEER_ASYNC:
+            status = send_peer_async(st, pt, step);
+            break;
+        case MGPU_EXCHANGE_DIRECT:
+            status = send_direct(st, pt, step);
+            break;
+        case MGPU_EXCHANGE_STAGED:
+            status = send_staged(st, pt, step);
+            break;
+        case MGPU_EXCHANGE_MAPPED:
+            status = send_mapped(st, pt, step);
+            break;
+        case MGPU_EXCHANGE_NCCL:
+            status = nccl_exchange(st, pt, step);
+            break;
+        default:
+            status = mgpu_fail(MGPU_ERR_UNSUPPORTED,
+                               "--exchange=%s is done by the strategy, "
+                               "not the stencil domain",
+                               mgpu_exchange_name(st->mode));
+        }
+    }
     mgpu_trace_end();
     return status;
 }
 
-static mgpu_status recv_part(mgpu_stencil *st, int p, long long step)
-{
-    part *pt = &st->parts[p];
-    MGPU_TRY(check_current(pt));
-    if (st->mode == MGPU_EXCHANGE_NCCL)
-        return MGPU_OK; /* its send received too */
-    MGPU_TRY(check_neighbours_local(st, pt));
-    if (!exchanges_at(st, step))
-        return MGPU_OK;
-    switch (st->mode) {
-    case MGPU_EXCHANGE_PEER:
-        return MGPU_OK; /* cudaMemcpyPeer is ordered with all work on both devices */
-    case MGPU_EXCHANGE_PEER_ASYNC:
-    case MGPU_EXCHANGE_DIRECT:
-        return wait_for_senders(st, pt, step);
-    case MGPU_EXCHANGE_STAGED:
-    case MGPU_EXCHANGE_MAPPED:
-        return recv_through_host(st, pt, step);
-    default: /* a part with no neighbour receives nothing in any mode */
-        if (pt->above < 0 && pt->below < 0)
-            return MGPU_OK;
-        return mgpu_fail(MGPU_ERR_UNSUPPORTED, "--exchange=%s is done by the strategy",
-                         mgpu_exchange_name(st->mode));
-    }
-}
-
 mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
 {
-    mgpu_trace_begin(MGPU_TRACE_RECV, st->parts[p].slab.device, step);
-    mgpu_status status = recv_part(st, p, step);
+    part *pt = &st->parts[p];
+    mgpu_trace_begin(MGPU_TRACE_RECV, pt->slab.device, step);
+    mgpu_status status = check_part(st, pt);
+    if (status == MGPU_OK && exchanges_at(st, step)) {
+        switch (st->mode) {
+        case MGPU_EXCHANGE_PEER: /* cudaMemcpyPeer is ordered with all work on both devices */
+        case MGPU_EXCHANGE_NCCL: /* its send received too */
+            break;
+        case MGPU_EXCHANGE_PEER_ASYNC:
+        case MGPU_EXCHANGE_DIRECT:
+            status = wait_for_senders(st, pt, step);
+            break;
+        case MGPU_EXCHANGE_STAGED:
+        case MGPU_EXCHANGE_MAPPED:
+            status = mgpu_stencil_halos_in(st, p, step, host_edge, st);
+            break;
+        default: /* a part with no neighbour receives nothing in any mode */
+            if (pt->above >= 0 || pt->below >= 0)
+                status = mgpu_fail(MGPU_ERR_UNSUPPORTED, "--exchange=%s is done by the strategy",
+                                   mgpu_exchange_name(st->mode));
+        }
+    }
     mgpu_trace_end();
     return status;
 }

@@ -526,7 +526,7 @@ mgpu_status mgpu_stencil_reset(mgpu_stencil *stencil, int part);
  * move K rows a side; the steps between compute the rows still valid (the
  * trapezoid), TIME_BLOCK steps a pass: compute at the first step of a pass
  * launches it, at the others only checks for an injected fault.  Every step
- * is still issued, so strategies loop over steps as before. */
+ * is still issued: a strategy loops over every step whatever K is. */
 mgpu_status mgpu_stencil_send(mgpu_stencil *stencil, int part, long long step);
 mgpu_status mgpu_stencil_recv(mgpu_stencil *stencil, int part, long long step);
 mgpu_status mgpu_stencil_compute(mgpu_stencil *stencil, int part, long long step);

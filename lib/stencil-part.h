@@ -1,6 +1,6 @@
 /* stencil-part.h - the stencil domain's parts and their layout, shared by
- * stencil.c (the domain) and exchange.c (the halo exchange between parts).
- * Private to the library. */
+ * stencil.c (the domain) and exchange.c (the halo exchange between parts),
+ * and what stencil.c asks of exchange.c.  Private to the library. */
 #ifndef MGPU_STENCIL_PART_H
 #define MGPU_STENCIL_PART_H
 
@@ -78,6 +78,32 @@ static inline int exchange_parity(const mgpu_stencil *st, long long step)
     return (int) ((step / st->halo) & 1);
 }
 
+/* The local row of ROW in part PT: the row itself, or with BLOCK the first
+ * of its K rows (FIRST: the first K interior rows, LAST: the last K,
+ * HALO_TOP and HALO_BOTTOM: the K halo rows on either side). */
+static inline long long local_row_of(const mgpu_stencil *st, const part *pt, mgpu_row row,
+                                     bool block)
+{
+    const long long k = st->halo;
+    switch (row) {
+    case MGPU_ROW_FIRST:
+        return k;
+    case MGPU_ROW_LAST:
+        return block ? pt->rows : k + pt->rows - 1;
+    case MGPU_ROW_HALO_TOP:
+        return block ? 0 : k - 1;
+    case MGPU_ROW_HALO_BOTTOM:
+        return k + pt->rows;
+    }
+    return 0;
+}
+
+/* Where ROW's block (mgpu_stencil_block) of PT's field before STEP starts. */
+static inline float *block_of(const mgpu_stencil *st, const part *pt, long long step, mgpu_row row)
+{
+    return row_of(st, pt, step, local_row_of(st, pt, row, true));
+}
+
 /* Floats from one row to the next in a part of NX columns. */
 static inline size_t pitch_of(long long nx)
 {
@@ -100,48 +126,6 @@ static inline size_t block_bytes(const mgpu_stencil *st, const part *pt)
     return block_floats(st, pt) * sizeof(float);
 }
 
-/* The local row of ROW in part PT: the row itself, or with BLOCK the first
- * of its K rows (FIRST: the first K interior rows, LAST: the last K,
- * HALO_TOP and HALO_BOTTOM: the K halo rows on either side). */
-static inline long long local_row_of(const mgpu_stencil *st, const part *pt, mgpu_row row,
-                                     bool block)
-{
-    const long long k = st->halo;
-    switch (row) {
-    case MGPU_ROW_FIRST:
-        return k;
-    case MGPU_ROW_LAST:
-        return block ? pt->rows : k + pt->rows - 1;
-    case MGPU_ROW_HALO_TOP:
-        return block ? 0 : k - 1;
-    case MGPU_ROW_HALO_BOTTOM:
-        return k + pt->rows;
-    }
-    return 0;
-}
-
-/* Modes whose receivers' streams wait for their senders' events (the others
- * are ordered by the copy itself or by the host). */
-static inline bool orders_by_event(const mgpu_stencil *st)
-{
-    return st->mode == MGPU_EXCHANGE_PEER_ASYNC || st->mode == MGPU_EXCHANGE_DIRECT;
-}
-
-/* Whether PT waits for the events of its neighbour on SIDE (0 above, 1
- * below): one that exists, is another part (a part's own stream is ordered
- * already), and is not the one above again (two parts of a periodic grid are
- * each other's neighbours on both sides: an event is waited for once). */
-static inline bool waits_for_side(const part *pt, int side)
-{
-    int n = side == 0 ? pt->above : pt->below;
-    return n >= 0 && n != pt->slab.part && !(side == 1 && pt->below == pt->above);
-}
-
-static inline bool has_other_neighbour(const part *pt)
-{
-    return waits_for_side(pt, 0) || waits_for_side(pt, 1);
-}
-
 static inline mgpu_status check_current(const part *pt)
 {
     int current;
@@ -152,26 +136,24 @@ static inline mgpu_status check_current(const part *pt)
     return MGPU_OK;
 }
 
-/* Whether PT's neighbours, where it has them, are parts of this process. */
-static inline bool neighbours_local(const mgpu_stencil *st, const part *pt)
-{
-    return (pt->above < 0 || is_local(st, pt->above)) && (pt->below < 0 || is_local(st, pt->below));
-}
-
-static inline mgpu_status check_neighbours_local(const mgpu_stencil *st, const part *pt)
-{
-    if (!neighbours_local(st, pt))
-        return mgpu_fail(MGPU_ERR_UNSUPPORTED,
-                         "part %d: its neighbours are in another "
-                         "process; the strategy exchanges its halos",
-                         pt->slab.part);
-    return MGPU_OK;
-}
-
-/* exchange.c's part of making and freeing the domain: the mode that auto
- * resolves to and the peer access it needs; nccl's communicator. */
+/* What the domain asks of exchange.c: the mode that auto resolves to and
+ * the peer access it needs; the host memory of modes staged and mapped
+ * (MODE's bytes a part, for PITCH and HALO), made and freed; nccl's
+ * communicator, joined and left. */
 mgpu_status mgpu_exchange_resolve(mgpu_stencil *st);
+size_t mgpu_exchange_host_bytes(mgpu_exchange mode, size_t pitch, int halo);
+mgpu_status mgpu_exchange_part_alloc(mgpu_stencil *st, part *pt);
+void mgpu_exchange_part_free(part *pt);
 mgpu_status mgpu_exchange_nccl_join(mgpu_stencil *st, const mgpu_nccl_id *given);
 void mgpu_exchange_nccl_leave(mgpu_stencil *st);
+/* One-row halos, modes direct and ipc: where PT's kernel of STEP also
+ * stores its edge rows, the neighbours' halos of the buffer it writes (TO[0]
+ * the part above's, TO[1] the part below's), or NULL and NULL; where it
+ * does, the send of STEP+1 finds them delivered (the kernel launched next
+ * stores them). */
+void mgpu_exchange_kernel_stores(mgpu_stencil *st, part *pt, long long step, float *to[2]);
+/* After each of PT's passes (deep halos): what orders the neighbours' next
+ * sends into its halos after it. */
+mgpu_status mgpu_exchange_passed(const mgpu_stencil *st, part *pt);
 
 #endif

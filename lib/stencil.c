@@ -1,7 +1,8 @@
 /* stencil.c - the stencil domain: the grid split into row slabs, one part
  * per device, each with two buffers (slab plus K halo rows above and
  * below), its initial field, its steps and its result.  The halo exchange
- * between the parts, one function per mode, is exchange.c's.
+ * between the parts, every mode's, is exchange.c's, which this file calls
+ * (stencil-part.h) and which calls nothing here.
  *
  * The field before step t lives in buffer t % 2 when every pass is one
  * step.  Deep halos (--halo=K): each part holds K halo rows a side and an
@@ -57,12 +58,6 @@ static mgpu_status part_buffer_bytes(size_t pitch, long long rows, int halo, siz
     return mgpu_mul_size(cells, sizeof(float), bytes);
 }
 
-/* The host bytes of a part's edge rows for the staged and mapped modes. */
-static size_t part_edge_bytes(size_t pitch, int halo)
-{
-    return 2 * (size_t) halo * pitch * sizeof(float);
-}
-
 mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_bytes,
                                size_t *host_bytes)
 {
@@ -76,7 +71,6 @@ mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_byt
     int first = desc->local_parts ? desc->first_part : 0;
     int count = desc->local_parts ? desc->local_parts : desc->nparts;
     size_t pitch = pitch_of(desc->nx);
-    bool edges = desc->exchange == MGPU_EXCHANGE_STAGED || desc->exchange == MGPU_EXCHANGE_MAPPED;
     for (int p = first; p < first + count && p < desc->nparts; p++) {
         size_t bytes;
         /* Within the options' bound on cells, rows padded to a pitch and
@@ -91,8 +85,7 @@ mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_byt
                              desc->nx, desc->ny, desc->nparts, desc->nparts == 1 ? "" : "s", pitch,
                              halo, halo == 1 ? "" : "s", (size_t) SIZE_MAX);
         *device_bytes += 2 * bytes;
-        if (edges)
-            *host_bytes += 2 * part_edge_bytes(pitch, halo);
+        *host_bytes += 2 * mgpu_exchange_host_bytes(desc->exchange, pitch, halo);
     }
     return MGPU_OK;
 }
@@ -112,19 +105,7 @@ static mgpu_status part_alloc(mgpu_stencil *st, part *pt)
         MGPU_TRY(mgpu_event_create(dev, 0, &pt->sent[b]));
     MGPU_TRY(mgpu_event_create(dev, 0, &pt->joined));
     MGPU_TRY(mgpu_event_create(dev, 0, &pt->computed));
-    if (st->mode == MGPU_EXCHANGE_STAGED || st->mode == MGPU_EXCHANGE_MAPPED) {
-        unsigned flags = st->mode == MGPU_EXCHANGE_MAPPED ? MGPU_HOST_MAPPED : MGPU_HOST_PINNED;
-        for (int b = 0; b < 2; b++) {
-            void *host, *devp;
-            MGPU_TRY(mgpu_host_alloc(part_edge_bytes(pt->pitch, st->halo), flags, &host));
-            pt->edges[b] = host;
-            if (st->mode == MGPU_EXCHANGE_MAPPED) {
-                MGPU_TRY(mgpu_host_device_pointer(host, &devp));
-                pt->edges_dev[b] = devp;
-            }
-        }
-    }
-    return MGPU_OK;
+    return mgpu_exchange_part_alloc(st, pt);
 }
 
 mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc *desc)
@@ -206,10 +187,9 @@ void mgpu_stencil_destroy(mgpu_stencil *st)
             mgpu_device_synchronize(st->parts[p].slab.device);
     for (int p = st->first; p < st->first + st->count; p++) {
         part *pt = &st->parts[p];
-        for (int b = 0; b < 2; b++) {
+        for (int b = 0; b < 2; b++)
             mgpu_free(pt->slab.device, pt->buf[b]);
-            mgpu_host_free(pt->edges[b]);
-        }
+        mgpu_exchange_part_free(pt);
         mgpu_event_destroy(pt->sent[0]);
         mgpu_event_destroy(pt->sent[1]);
         mgpu_event_destroy(pt->joined);
@@ -259,7 +239,7 @@ size_t mgpu_stencil_block_offset(const mgpu_stencil *st, int p, mgpu_row row)
 
 float *mgpu_stencil_block(const mgpu_stencil *st, int p, long long step, mgpu_row row)
 {
-    return st->parts[p].buf[buffer_of(st, step)] + mgpu_stencil_block_offset(st, p, row);
+    return block_of(st, &st->parts[p], step, row);
 }
 
 size_t mgpu_block_bytes(long long nx, int halo)
@@ -365,19 +345,6 @@ mgpu_status mgpu_stencil_reset(mgpu_stencil *st, int p)
     return status;
 }
 
-/* Whether PT's one-row kernels store its edge rows into its neighbours'
- * halos themselves: mode direct, the neighbours in this process; mode ipc,
- * their buffers mapped into it (mgpu_stencil_map_part). */
-static bool kernel_sends(const mgpu_stencil *st, const part *pt)
-{
-    if (st->mode == MGPU_EXCHANGE_DIRECT)
-        return neighbours_local(st, pt);
-    if (st->mode != MGPU_EXCHANGE_IPC)
-        return false;
-    return (pt->above < 0 || st->parts[pt->above].buf[0]) &&
-           (pt->below < 0 || st->parts[pt->below].buf[0]);
-}
-
 mgpu_status mgpu_stencil_map_part(mgpu_stencil *st, int p, float *buffer0, float *buffer1)
 {
     if (p < 0 || p >= st->desc.nparts || is_local(st, p))
@@ -385,11 +352,6 @@ mgpu_status mgpu_stencil_map_part(mgpu_stencil *st, int p, float *buffer0, float
     st->parts[p].buf[0] = buffer0;
     st->parts[p].buf[1] = buffer1;
     return MGPU_OK;
-}
-
-int mgpu_stencil_delivered(const mgpu_stencil *st, int p, long long step)
-{
-    return st->parts[p].delivered == step;
 }
 
 /* Local rows [L0, L1) of step STEP on STREAM; rows L0 and L1-1 of the
@@ -433,9 +395,7 @@ static mgpu_status compute_pass(mgpu_stencil *st, part *pt, long long step, long
     unsigned fixed = (pt->above < 0 ? MGPU_ROWS_FIXED_TOP : 0) |
                      (pt->below < 0 ? MGPU_ROWS_FIXED_BOTTOM : 0);
     MGPU_TRY(compute_band(st, pt, step, n, l0, l1, fixed, pt->stream));
-    if (st->halo > 1 && orders_by_event(st))
-        MGPU_TRY(mgpu_event_record(pt->computed, pt->stream));
-    return MGPU_OK;
+    return mgpu_exchange_passed(st, pt);
 }
 
 mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, long long r0,
@@ -477,17 +437,6 @@ mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *st, int p, long long step, l
     return compute_band(st, pt, step, n, local0, local1, fixed, stream);
 }
 
-/* Where part PT's kernel of step STEP stores its edge rows (kernel_sends):
- * the bottom halo of the part above and the top halo of the part below, in
- * the buffer the step writes; NULL for a fixed boundary.  One-row halos. */
-static float *halo_of_next(const mgpu_stencil *st, int neighbour, long long step, bool bottom)
-{
-    if (neighbour < 0)
-        return NULL;
-    const part *to = &st->parts[neighbour];
-    return row_of(st, to, step + 1, bottom ? to->rows + 1 : 0);
-}
-
 mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)
 {
     part *pt = &st->parts[p];
@@ -495,13 +444,11 @@ mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)
         long long n = pass_steps(st, step);
         return n > 0 ? compute_pass(st, pt, step, n) : mgpu_fault_check(pt->slab.part, step);
     }
-    bool sending = kernel_sends(st, pt);
-    MGPU_TRY(compute_local(st, pt, step, 1, pt->rows + 1,
-                           sending ? halo_of_next(st, pt->above, step, true) : NULL,
-                           sending ? halo_of_next(st, pt->below, step, false) : NULL, pt->stream));
-    if (sending)
-        pt->delivered = step + 1;
-    return MGPU_OK;
+    /* Modes direct and ipc: the kernel also stores its edge rows into the
+     * neighbours' halos (exchange.c). */
+    float *to[2];
+    mgpu_exchange_kernel_stores(st, pt, step, to);
+    return compute_local(st, pt, step, 1, pt->rows + 1, to[0], to[1], pt->stream);
 }
 
 mgpu_status mgpu_stencil_synchronize(mgpu_stencil *st, int p)
