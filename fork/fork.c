@@ -79,7 +79,7 @@ typedef struct worker {
 static mgpu_status exchange(worker *w, long long step);
 static mgpu_status barrier(void *ctx);
 static mgpu_status publish_edges(worker *w, long long step);
-static mgpu_status fetch_halos(worker *w, long long step);
+static const float *slot_edge(void *ctx, long long step, int n, mgpu_row edge);
 
 /* One step: the exchange at the steps that have one (every K-th), then the
  * compute, a pass of up to T steps at a time between exchanges (--time-block,
@@ -120,7 +120,7 @@ static mgpu_status exchange(worker *w, long long step)
     MGPU_TRY(status);
     MGPU_TRY(barrier(w));
     mgpu_trace_begin(MGPU_TRACE_RECV, w->part, step);
-    status = fetch_halos(w, step);
+    status = mgpu_stencil_halos_in(w->st, w->part, step, slot_edge, w);
     mgpu_trace_end();
     return status;
 }
@@ -298,22 +298,11 @@ static mgpu_status publish_edges(worker *w, long long step)
     return mgpu_stream_synchronize(stream_of(w));
 }
 
-/* staged: the top halo is the last block of the part above, the bottom
- * halo the first block of the part below, copied from their slots; a part
- * with none there has a fixed boundary. */
-static mgpu_status fetch_halos(worker *w, long long step)
+/* staged: where neighbour N left its edge block EDGE of the field before
+ * STEP: its slot (mgpu_edge_fn). */
+static const float *slot_edge(void *ctx, long long step, int n, mgpu_row edge)
 {
-    int p = w->part;
-    const int from[2] = {mgpu_stencil_above(w->st, p), mgpu_stencil_below(w->st, p)};
-    const mgpu_row edge[2] = {MGPU_ROW_LAST, MGPU_ROW_FIRST};
-    const mgpu_row halo[2] = {MGPU_ROW_HALO_TOP, MGPU_ROW_HALO_BOTTOM};
-    for (int k = 0; k < 2; k++) {
-        if (from[k] >= 0)
-            MGPU_TRY(mgpu_memcpy_async(mgpu_stencil_block(w->st, p, step, halo[k]),
-                                       slot(w, step, from[k], edge[k]), block_bytes(w),
-                                       stream_of(w)));
-    }
-    return MGPU_OK;
+    return slot(ctx, step, n, edge);
 }
 
 /* The steps of one run.  Under staged the workers meet at a barrier only at

@@ -400,9 +400,6 @@ static mgpu_status send_mapped(mgpu_stencil *st, part *pt, long long step)
     return mgpu_stream_synchronize(pt->stream);
 }
 
-/* Where part N left its edge block EDGE of the field before STEP. */
-typedef const float *(*mgpu_edge_fn)(void *ctx, long long step, int neighbour, mgpu_row edge);
-
 /* Where the domain's part N left its edge block EDGE of the field before
  * STEP: its host memory (mgpu_edge_fn, CTX the domain). */
 static const float *host_edge(void *ctx, long long step, int n, mgpu_row edge)
@@ -411,11 +408,8 @@ static const float *host_edge(void *ctx, long long step, int n, mgpu_row edge)
     return edge_slot(st, &st->parts[n], exchange_parity(st, step), edge == MGPU_ROW_LAST);
 }
 
-/* Each neighbour's edge block, where EDGE says, into PT's halos: the top
- * halo from the last block of the part above, the bottom one from the first
- * block of the part below. */
-static mgpu_status mgpu_stencil_halos_in(mgpu_stencil *st, int p, long long step, mgpu_edge_fn edge,
-                                         void *ctx)
+mgpu_status mgpu_stencil_halos_in(mgpu_stencil *st, int p, long long step, mgpu_edge_fn edge,
+                                  void *ctx)
 {
     part *pt = &st->parts[p];
     const int from[2] = {pt->above, pt->below};

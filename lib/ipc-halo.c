@@ -187,28 +187,26 @@ static mgpu_status wait_for_neighbours(mgpu_ipc_halo *h, int which, uint32_t val
     return MGPU_OK;
 }
 
-/* The top halo is the last block of the part above, the bottom halo the
- * first block of the part below (or this part's own, one part alone); a
- * part with none there has a fixed boundary. */
+/* Where neighbour N's edge block EDGE of the field before STEP lies for
+ * this part (mgpu_edge_fn): in N's buffer mapped here, or in this part's
+ * own buffer (one part alone is its own neighbour). */
+static const float *mapped_edge(void *ctx, long long step, int n, mgpu_row edge)
+{
+    const mgpu_ipc_halo *h = ctx;
+    if (n == h->part)
+        return mgpu_stencil_block(h->st, n, step, edge);
+    return h->peers[n].buf[mgpu_stencil_buffer_index(h->st, step)] +
+           mgpu_stencil_block_offset(h->st, n, edge);
+}
+
+/* The neighbours' edge blocks copied into this part's halos, device to
+ * device. */
 static mgpu_status pull(mgpu_ipc_halo *h, long long step)
 {
-    mgpu_stencil *st = h->st;
-    int p = h->part;
-    const int from[2] = {mgpu_stencil_above(st, p), mgpu_stencil_below(st, p)};
-    const mgpu_row edge[2] = {MGPU_ROW_LAST, MGPU_ROW_FIRST};
-    const mgpu_row halo[2] = {MGPU_ROW_HALO_TOP, MGPU_ROW_HALO_BOTTOM};
-    for (int k = 0; k < 2; k++) {
-        if (from[k] < 0)
-            continue;
-        const float *src = from[k] == p
-                               ? mgpu_stencil_block(st, p, step, edge[k])
-                               : h->peers[from[k]].buf[mgpu_stencil_buffer_index(st, step)] +
-                                     mgpu_stencil_block_offset(st, from[k], edge[k]);
-        MGPU_TRY(mgpu_memcpy_async(mgpu_stencil_block(st, p, step, halo[k]), src,
-                                   mgpu_stencil_block_bytes(st), stream_of(h)));
-    }
+    MGPU_TRY(mgpu_stencil_halos_in(h->st, h->part, step, mapped_edge, h));
     /* Only a second pass before the next exchange waits for the copies. */
-    return mgpu_stencil_rewrites_edges(st) ? signal_neighbours(h, PULLED, seq(h, step)) : MGPU_OK;
+    return mgpu_stencil_rewrites_edges(h->st) ? signal_neighbours(h, PULLED, seq(h, step))
+                                              : MGPU_OK;
 }
 
 static mgpu_status exchange(mgpu_ipc_halo *h, long long step)

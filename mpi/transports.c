@@ -384,18 +384,22 @@ mgpu_status ranks_edges_out(ranks_domain *dm, long long step)
     return MGPU_OK;
 }
 
+/* Staged: where the block neighbour N sent lies here (mgpu_edge_fn): the
+ * pinned host block of its message, DOWN's from the rank above (its last
+ * rows), UP's from the rank below (its first). */
+static const float *received_edge(void *ctx, long long step, int n, mgpu_row edge)
+{
+    (void) n;
+    return ranks_incoming(ctx, step, edge == MGPU_ROW_LAST ? DOWN : UP);
+}
+
 /* Staged: the received rows into the halos, on the stream, ahead of the
  * kernels that read them.  A fixed boundary receives nothing. */
 mgpu_status ranks_halos_in(ranks_domain *dm, long long step)
 {
-    mgpu_stream *stream = mgpu_stencil_stream(dm->st, dm->part);
-    for (int d = 0; dm->staging && d < 2; d++) {
-        if (dm->from[d] != MPI_PROC_NULL)
-            MGPU_TRY(mgpu_memcpy_async(device_block(dm, step, incoming_row[d]),
-                                       ranks_incoming(dm, step, d),
-                                       mgpu_stencil_block_bytes(dm->st), stream));
-    }
-    return MGPU_OK;
+    if (!dm->staging)
+        return MGPU_OK;
+    return mgpu_stencil_halos_in(dm->st, dm->part, step, received_edge, dm);
 }
 
 /* ---------------------------------------------- the steps of the modes */
