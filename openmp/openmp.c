@@ -1,20 +1,15 @@
 /* openmp.c - mgpu-openmp: one OpenMP thread per device (book 10.6).
  *
- * Each run is one parallel region with a thread per device: the thread makes
- * its device current and steps its part of the grid, with an omp barrier
- * between every part's send and every part's receive (one a step is enough:
- * doc/design.md section 3, "One barrier a step").  OpenMP keeps its threads
- * between regions, so a region per run costs no thread creation; the
- * region's end is where all devices are synchronised.
- *
- * --cpu-control (book 10.6): one more run, in a parallel sections construct:
- * one section drives the devices through a nested parallel region, the other
- * computes the CPU control field meanwhile; the record says how much of the
- * CPU's time the devices' work hid.
- *
- * A failing thread does not leave alone: every thread must reach every omp
- * barrier, so it keeps arriving until all have seen the failure
- * (mgpu_failure in mgpu/harness.h).
+ * Each run is one parallel region with a thread per device: the thread
+ * makes its device current and steps its part of the grid, with an omp
+ * barrier between every part's send and every part's receive (one a step
+ * is enough: doc/design.md section 3, "One barrier a step"); the region's
+ * end is where all devices are synchronised, and OpenMP keeps its threads
+ * from one region to the next.  A failing thread keeps arriving at the
+ * barriers until all have seen the failure (mgpu_failure in
+ * mgpu/harness.h).  --cpu-control (book 10.6): one more run, in a parallel
+ * sections construct, one section driving the devices through a nested
+ * parallel region, the other computing the CPU control field meanwhile.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -32,46 +27,6 @@
 
 static long long cpu_control;
 static long long use_graph;
-
-static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *failure,
-                  const mgpu_graph_steps *g, double *waited, double *synced);
-
-/* One run from the initial field: the parts' threads, timed from the
- * region's start to its end.  *WAITED gets the seconds the threads spent at
- * barriers, summed, and *SYNCED those they spent waiting for their devices
- * at the end. */
-static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, const mgpu_graph_steps *g,
-                            double *seconds, double *waited, double *synced)
-{
-    int n = run->ndevices;
-    for (int p = 0; p < n; p++) {
-        mgpu_status status = mgpu_stencil_reset(st, p);
-        if (status != MGPU_OK)
-            return status;
-    }
-    mgpu_failure failure;
-    mgpu_failure_init(&failure);
-    double sum = 0.0, sync_sum = 0.0, start = mgpu_now();
-#pragma omp parallel num_threads(n) reduction(+ : sum, sync_sum)
-    {
-        /* Every thread sees the same team size, so all take the same branch
-         * and none waits at a barrier the others skip. */
-        int got = omp_get_num_threads();
-        if (got == n) {
-            steps(st, run, omp_get_thread_num(), &failure, g, &sum, &sync_sum);
-        } else if (omp_get_thread_num() == 0) {
-            mgpu_status status = mgpu_error_set(MGPU_ERR_SYSTEM,
-                                                "OpenMP gave %d threads, %d "
-                                                "devices need one each (OMP_THREAD_LIMIT?)",
-                                                got, n);
-            mgpu_failure_record(&failure, status, 0);
-        }
-    }
-    *seconds = mgpu_now() - start;
-    *waited = sum;
-    *synced = sync_sum;
-    return mgpu_failure_status(&failure);
-}
 
 /* Arrive at the next barrier with STATUS, how the work since the last one
  * went; false when some thread failed, and all leave.  *WAITED gets the
@@ -135,7 +90,8 @@ static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *fa
                   const mgpu_graph_steps *g, double *waited, double *synced)
 {
     mgpu_status entered = mgpu_device_set(mgpu_stencil_device(st, p));
-    part_thread t = {st, run, p, failure, 0, waited, entered};
+    part_thread t = {
+        .st = st, .run = run, .p = p, .failure = failure, .waited = waited, .status = entered};
     /* Thread 0 tells the progress of the run. */
     mgpu_progress *progress = p == 0 ? run->progress : NULL;
     long long step = replay(&t, g);
@@ -152,6 +108,43 @@ static void steps(mgpu_stencil *st, const mgpu_run *run, int p, mgpu_failure *fa
     *synced += mgpu_now() - before;
     if (t.status != MGPU_OK)
         mgpu_failure_record(failure, t.status, t.barrier);
+}
+
+/* One run from the initial field: the parts' threads, timed from the
+ * region's start to its end.  *WAITED gets the seconds the threads spent at
+ * barriers, summed, and *SYNCED those they spent waiting for their devices
+ * at the end. */
+static mgpu_status run_once(mgpu_stencil *st, const mgpu_run *run, const mgpu_graph_steps *g,
+                            double *seconds, double *waited, double *synced)
+{
+    int n = run->ndevices;
+    for (int p = 0; p < n; p++) {
+        mgpu_status status = mgpu_stencil_reset(st, p);
+        if (status != MGPU_OK)
+            return status;
+    }
+    mgpu_failure failure;
+    mgpu_failure_init(&failure);
+    double sum = 0.0, sync_sum = 0.0, start = mgpu_now();
+#pragma omp parallel num_threads(n) reduction(+ : sum, sync_sum)
+    {
+        /* Every thread sees the same team size, so all take the same branch
+         * and none waits at a barrier the others skip. */
+        int got = omp_get_num_threads();
+        if (got == n) {
+            steps(st, run, omp_get_thread_num(), &failure, g, &sum, &sync_sum);
+        } else if (omp_get_thread_num() == 0) {
+            mgpu_status status = mgpu_error_set(MGPU_ERR_SYSTEM,
+                                                "OpenMP gave %d threads, %d "
+                                                "devices need one each (OMP_THREAD_LIMIT?)",
+                                                got, n);
+            mgpu_failure_record(&failure, status, 0);
+        }
+    }
+    *seconds = mgpu_now() - start;
+    *waited = sum;
+    *synced = sync_sum;
+    return mgpu_failure_status(&failure);
 }
 
 /* Book 10.6: one section drives the devices, the other computes the CPU
@@ -286,7 +279,7 @@ static mgpu_status openmp(mgpu_run *run)
     /* --graph: this thread captures every device's steps once, as
      * mgpu-single does (lib/stencil-graph.c says why not each thread its
      * own); thread 0 of each run replays them. */
-    mgpu_graph_steps g = {NULL, 0, 0, 0};
+    mgpu_graph_steps g = {.graph = NULL};
     if (status == MGPU_OK && use_graph)
         status = mgpu_graph_steps_capture(&g, st, run);
     if (status == MGPU_OK)
@@ -298,15 +291,18 @@ static mgpu_status openmp(mgpu_run *run)
 }
 
 static const mgpu_extra_option extra[] = {
-    {"cpu-control",
-     "one more run, the CPU control field computed in a concurrent OpenMP "
-     "section; reports how much of it the devices' work hid",
-     NULL, 0, 1, 1, &cpu_control, NULL},
-    {"graph",
-     "every device's steps captured into one CUDA graph once, thread 0 replays "
-     "it, many steps a launch",
-     NULL, 0, 0, 1, &use_graph, NULL},
-    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
+    {.name = "cpu-control",
+     .help = "one more run, the CPU control field computed in a concurrent OpenMP "
+             "section; reports how much of it the devices' work hid",
+     .max = 1,
+     .kind = MGPU_EXTRA_FLAG,
+     .value = &cpu_control},
+    {.name = "graph",
+     .help = "every device's steps captured into one CUDA graph once, thread 0 replays "
+             "it, many steps a launch",
+     .kind = MGPU_EXTRA_FLAG,
+     .value = &use_graph},
+    {.name = NULL},
 };
 
 static const mgpu_program program = {

@@ -60,61 +60,6 @@ static bool one_step(worker *w, long long step, bool timed)
     return go_on;
 }
 
-/* Create one worker per part.  They wait at the gate until all exist: when
- * one cannot be created, those that were leave at once instead of waiting
- * forever at a barrier for a worker that never comes. */
-mgpu_status team_start(team *t, void *(*fn)(void *arg))
-{
-    int created, err = 0;
-    pthread_mutex_lock(&t->gate);
-    for (created = 0; created < t->n; created++) {
-        worker *w = &t->workers[created];
-        w->team = t;
-        w->part = created;
-        err = pthread_create(&w->thread, NULL, fn, w);
-        if (err)
-            break;
-    }
-    t->complete = created == t->n;
-    pthread_mutex_unlock(&t->gate);
-    if (t->complete)
-        return MGPU_OK;
-    for (int i = 0; i < created; i++)
-        pthread_join(t->workers[i].thread, NULL);
-    return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_create for device %d: %s",
-                          mgpu_stencil_device(t->st, created), strerror(err));
-}
-
-/* A worker's first act once its team exists: its share of the host's cores
- * for host kernels (counted before it is bound), then its own CPUs near its
- * device (--bind), then its device. */
-mgpu_status team_enter(team *t, int p)
-{
-    mgpu_host_share_cores(t->run->ndevices);
-    mgpu_bind_worker(t->run->opt->bind, mgpu_stencil_device(t->st, p), t->run->ndevices,
-                     t->run->binding ? t->run->binding->cpus[p] : NULL);
-    return mgpu_device_set(mgpu_stencil_device(t->st, p));
-}
-
-bool team_complete(team *t)
-{
-    pthread_mutex_lock(&t->gate);
-    bool complete = t->complete;
-    pthread_mutex_unlock(&t->gate);
-    return complete;
-}
-
-void team_join(team *t)
-{
-    for (int p = 0; p < t->n; p++)
-        pthread_join(t->workers[p].thread, NULL);
-}
-
-mgpu_status team_error(const char *call, int err)
-{
-    return mgpu_error_set(MGPU_ERR_SYSTEM, "%s: %s", call, strerror(err));
-}
-
 /* With a graph, after the first steps worker 0 replays it while the others
  * wait at a barrier: a replay orders itself after every part's work issued
  * before it, and every part's later work after it.  *STEP gets the next step. */
@@ -209,6 +154,63 @@ static mgpu_status step_mode(team *t)
     return status;
 }
 
+/* ------------------------------------- the team, which both modes drive */
+
+/* Create one worker per part.  They wait at the gate until all exist: when
+ * one cannot be created, those that were leave at once instead of waiting
+ * forever at a barrier for a worker that never comes. */
+mgpu_status team_start(team *t, void *(*fn)(void *arg))
+{
+    int created, err = 0;
+    pthread_mutex_lock(&t->gate);
+    for (created = 0; created < t->n; created++) {
+        worker *w = &t->workers[created];
+        w->team = t;
+        w->part = created;
+        err = pthread_create(&w->thread, NULL, fn, w);
+        if (err)
+            break;
+    }
+    t->complete = created == t->n;
+    pthread_mutex_unlock(&t->gate);
+    if (t->complete)
+        return MGPU_OK;
+    for (int i = 0; i < created; i++)
+        pthread_join(t->workers[i].thread, NULL);
+    return mgpu_error_set(MGPU_ERR_SYSTEM, "pthread_create for device %d: %s",
+                          mgpu_stencil_device(t->st, created), strerror(err));
+}
+
+/* A worker's first act once its team exists: its share of the host's cores
+ * for host kernels (counted before it is bound), then its own CPUs near its
+ * device (--bind), then its device. */
+mgpu_status team_enter(team *t, int p)
+{
+    mgpu_host_share_cores(t->run->ndevices);
+    mgpu_bind_worker(t->run->opt->bind, mgpu_stencil_device(t->st, p), t->run->ndevices,
+                     t->run->binding ? t->run->binding->cpus[p] : NULL);
+    return mgpu_device_set(mgpu_stencil_device(t->st, p));
+}
+
+bool team_complete(team *t)
+{
+    pthread_mutex_lock(&t->gate);
+    bool complete = t->complete;
+    pthread_mutex_unlock(&t->gate);
+    return complete;
+}
+
+void team_join(team *t)
+{
+    for (int p = 0; p < t->n; p++)
+        pthread_join(t->workers[p].thread, NULL);
+}
+
+mgpu_status team_error(const char *call, int err)
+{
+    return mgpu_error_set(MGPU_ERR_SYSTEM, "%s: %s", call, strerror(err));
+}
+
 /* ------------------------------------------------------------ the run */
 
 enum mode { MODE_STEP, MODE_PERSISTENT };
@@ -258,19 +260,24 @@ static mgpu_status pthreads(mgpu_run *run)
 }
 
 static const mgpu_extra_option extra[] = {
-    {"mode",
-     "step: each worker steps its device, a barrier per step (book 10.4); "
-     "persistent: the main thread steps the workers, two barriers per step (10.5)",
-     mode_names, 0, 1, 0, &mode, NULL},
-    {"cpu-control",
-     "with --mode=persistent: the main thread computes the CPU control field "
-     "between the barriers; reports how much of it the devices' work hid",
-     NULL, 0, 1, 1, &cpu_control, NULL},
-    {"graph",
-     "with --mode=step: every device's steps captured into one CUDA graph once, "
-     "worker 0 replays it, many steps a launch",
-     NULL, 0, 0, 1, &use_graph, NULL},
-    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
+    {.name = "mode",
+     .help = "step: each worker steps its device, a barrier per step (book 10.4); "
+             "persistent: the main thread steps the workers, two barriers per step (10.5)",
+     .choices = mode_names,
+     .max = 1,
+     .value = &mode},
+    {.name = "cpu-control",
+     .help = "with --mode=persistent: the main thread computes the CPU control field "
+             "between the barriers; reports how much of it the devices' work hid",
+     .max = 1,
+     .kind = MGPU_EXTRA_FLAG,
+     .value = &cpu_control},
+    {.name = "graph",
+     .help = "with --mode=step: every device's steps captured into one CUDA graph once, "
+             "worker 0 replays it, many steps a launch",
+     .kind = MGPU_EXTRA_FLAG,
+     .value = &use_graph},
+    {.name = NULL},
 };
 
 static const mgpu_program program = {

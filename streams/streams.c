@@ -16,83 +16,87 @@
 
 #include "streams.h"
 
-static const mgpu_slab *slab_of(const streams_domain *dom, int p);
-static streams_part *above_of(streams_domain *dom, int p);
-static streams_part *below_of(streams_domain *dom, int p);
+/* ------------------------------------------------ the parts and their sends */
+
+static const mgpu_slab *slab_of(const streams_domain *dom, int p)
+{
+    return mgpu_stencil_slab(dom->st, p);
+}
+
+static streams_part *above_of(streams_domain *dom, int p)
+{
+    int a = mgpu_stencil_above(dom->st, p);
+    return a >= 0 ? &dom->part[a] : NULL;
+}
+
+static streams_part *below_of(streams_domain *dom, int p)
+{
+    int b = mgpu_stencil_below(dom->st, p);
+    return b >= 0 ? &dom->part[b] : NULL;
+}
+
+/* Without overlap, the edge rows go on the interior stream too. */
+static mgpu_stream *up_stream(const streams_domain *dom, const streams_part *pt)
+{
+    return dom->overlap ? pt->up : pt->interior;
+}
+
+static mgpu_stream *down_stream(const streams_domain *dom, const streams_part *pt)
+{
+    return dom->overlap ? pt->down : pt->interior;
+}
+
+/* Rows [R0, R1) (global) of part P at STEP on STREAM, unless COMPUTE is 0. */
 static mgpu_status rows(streams_domain *dom, int p, long long step, long long r0, long long r1,
-                        int compute, mgpu_stream *stream);
-static mgpu_status send_up(streams_domain *dom, int p, int b, mgpu_stream *stream);
-static mgpu_status send_down(streams_domain *dom, int p, int b, mgpu_stream *stream);
-static mgpu_status create_events(int device, mgpu_event **events, int n);
-
-static mgpu_status create_part(streams_domain *dom, int p)
+                        int compute, mgpu_stream *stream)
 {
+    if (!compute)
+        return MGPU_OK;
+    return mgpu_stencil_compute_rows(dom->st, p, step, r0, r1, stream);
+}
+
+/* The two sends of a part at an exchange: UP, its first row (K rows) into
+ * the above part's bottom halo; DOWN, its last into the below part's top
+ * halo. */
+enum { UP, DOWN };
+
+/* Part P's send DIR of buffer B on STREAM of P's device, the current one:
+ * the copy (in a range of the timeline whose payload is B, the parity of
+ * the buffer written, all that is known here), then the event that
+ * announces it. */
+static mgpu_status send_edge(streams_domain *dom, int p, int dir, int b, mgpu_stream *stream)
+{
+    int to = dir == UP ? mgpu_stencil_above(dom->st, p) : mgpu_stencil_below(dom->st, p);
+    if (to < 0)
+        return MGPU_OK;
+    const long long at = (long long) b * dom->halo; /* a step whose field is in buffer B */
+    const float *src = mgpu_stencil_block(dom->st, p, at,
+                                          dir == UP ? MGPU_ROW_FIRST : MGPU_ROW_LAST);
+    float *dst = mgpu_stencil_block(dom->st, to, at,
+                                    dir == UP ? MGPU_ROW_HALO_BOTTOM : MGPU_ROW_HALO_TOP);
+    int src_dev = slab_of(dom, p)->device, dst_dev = slab_of(dom, to)->device;
+    size_t bytes = mgpu_stencil_block_bytes(dom->st);
+    mgpu_status status;
+    mgpu_trace_begin(MGPU_TRACE_SEND, src_dev, b);
+    switch (dom->mode) {
+    case MGPU_EXCHANGE_PEER:
+        /* Waits for all work on both devices, and all their later work for
+         * it: what the book's table 11.1 measures against the next mode. */
+        status = mgpu_copy_peer(dst, dst_dev, src, src_dev, bytes);
+        break;
+    case MGPU_EXCHANGE_DIRECT:
+        status = mgpu_copy_row_kernel(dst, src, (long long) (bytes / sizeof(float)), stream);
+        break;
+    default:
+        status = mgpu_copy_peer_async(dst, dst_dev, src, src_dev, bytes, stream);
+    }
+    mgpu_trace_end();
+    MGPU_TRY(status);
     streams_part *pt = &dom->part[p];
-    int dev = slab_of(dom, p)->device, least, greatest;
-    pt->interior = mgpu_stencil_stream(dom->st, p);
-    /* The edge rows go first wherever they compete with the interior's
-     * blocks for the multiprocessors: their neighbours wait for them. */
-    MGPU_TRY(mgpu_stream_priority_range(dev, &least, &greatest));
-    MGPU_TRY(mgpu_stream_create(dev, greatest, &pt->up));
-    MGPU_TRY(mgpu_stream_create(dev, greatest, &pt->down));
-    MGPU_TRY(create_events(dev, pt->top_done, 2));
-    MGPU_TRY(create_events(dev, pt->bottom_done, 2));
-    MGPU_TRY(create_events(dev, pt->interior_done, 2));
-    MGPU_TRY(create_events(dev, pt->sent_up, 2));
-    MGPU_TRY(create_events(dev, pt->sent_down, 2));
-    return create_events(dev, pt->joined, 3);
+    return mgpu_event_record(dir == UP ? pt->sent_up[b] : pt->sent_down[b], stream);
 }
 
-/* The overlapped step of part P, book 11.3 (every wait: see just below).
- * B and W are the parities of the buffers read and written, which with deep
- * halos alternate once a cycle. */
-static mgpu_status step_overlapped(streams_domain *dom, int p, long long step, int compute)
-{
-    if (!mgpu_stencil_exchanges_at(dom->st, step)) /* inside a cycle: its pass is issued */
-        return compute ? mgpu_stencil_compute(dom->st, p, step) : MGPU_OK;
-    int b = mgpu_stencil_exchange_parity(dom->st, step), w = 1 - b;
-    streams_part *pt = &dom->part[p], *above = above_of(dom, p), *below = below_of(dom, p);
-    const mgpu_slab *s = slab_of(dom, p);
-    long long n = s->row_end - s->row_begin, first = s->row_begin, last = s->row_end - 1;
-    const long long k = dom->halo; /* rows a band; below 3K rows only K = 1 comes here */
-
-    /* U: the first row, then at once to the part above. */
-    if (above)
-        MGPU_TRY(mgpu_stream_wait_event(pt->up, above->sent_down[b]));
-    if (n >= 3 * k)
-        MGPU_TRY(mgpu_stream_wait_event(pt->up, pt->interior_done[b]));
-    else if (n == 2)
-        MGPU_TRY(mgpu_stream_wait_event(pt->up, pt->bottom_done[b]));
-    else if (below)
-        MGPU_TRY(mgpu_stream_wait_event(pt->up, below->sent_up[b]));
-    MGPU_TRY(rows(dom, p, step, first, first + k, compute, pt->up));
-    MGPU_TRY(mgpu_event_record(pt->top_done[w], pt->up));
-    MGPU_TRY(send_up(dom, p, w, pt->up));
-
-    /* D: the last row, then to the part below; a one-row part's D forwards
-     * the row U computed. */
-    if (n >= 2) {
-        if (below)
-            MGPU_TRY(mgpu_stream_wait_event(pt->down, below->sent_up[b]));
-        MGPU_TRY(
-            mgpu_stream_wait_event(pt->down, n >= 3 * k ? pt->interior_done[b] : pt->top_done[b]));
-        MGPU_TRY(rows(dom, p, step, last + 1 - k, last + 1, compute, pt->down));
-        MGPU_TRY(mgpu_event_record(pt->bottom_done[w], pt->down));
-    } else if (below) {
-        MGPU_TRY(mgpu_stream_wait_event(pt->down, pt->top_done[w]));
-    }
-    MGPU_TRY(send_down(dom, p, w, pt->down));
-
-    /* C: the rows between, once the edge rows they read are computed; it
-     * never waits for a send. */
-    if (n >= 3 * k) {
-        MGPU_TRY(mgpu_stream_wait_event(pt->interior, pt->top_done[b]));
-        MGPU_TRY(mgpu_stream_wait_event(pt->interior, pt->bottom_done[b]));
-        MGPU_TRY(rows(dom, p, step, first + k, last + 1 - k, compute, pt->interior));
-        MGPU_TRY(mgpu_event_record(pt->interior_done[w], pt->interior));
-    }
-    return MGPU_OK;
-}
+/* ------------------------------------------------------------ the step */
 
 /* Which waits step_overlapped needs, and why they are enough.  Step t reads
  * buffer b = t%2 and writes w = 1-b, and the buffers alternate, so step t
@@ -132,6 +136,57 @@ static mgpu_status step_overlapped(streams_domain *dom, int p, long long step, i
  * so the waits are the ones above, once a cycle; the steps between only
  * check for an injected fault. */
 
+/* The overlapped step of part P, book 11.3 (every wait: see just above).
+ * B and W are the parities of the buffers read and written, which with deep
+ * halos alternate once a cycle. */
+static mgpu_status step_overlapped(streams_domain *dom, int p, long long step, int compute)
+{
+    if (!mgpu_stencil_exchanges_at(dom->st, step)) /* inside a cycle: its pass is issued */
+        return compute ? mgpu_stencil_compute(dom->st, p, step) : MGPU_OK;
+    int b = mgpu_stencil_exchange_parity(dom->st, step), w = 1 - b;
+    streams_part *pt = &dom->part[p], *above = above_of(dom, p), *below = below_of(dom, p);
+    const mgpu_slab *s = slab_of(dom, p);
+    long long n = s->row_end - s->row_begin, first = s->row_begin, last = s->row_end - 1;
+    const long long k = dom->halo; /* rows a band; below 3K rows only K = 1 comes here */
+
+    /* U: the first row, then at once to the part above. */
+    if (above)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, above->sent_down[b]));
+    if (n >= 3 * k)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, pt->interior_done[b]));
+    else if (n == 2)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, pt->bottom_done[b]));
+    else if (below)
+        MGPU_TRY(mgpu_stream_wait_event(pt->up, below->sent_up[b]));
+    MGPU_TRY(rows(dom, p, step, first, first + k, compute, pt->up));
+    MGPU_TRY(mgpu_event_record(pt->top_done[w], pt->up));
+    MGPU_TRY(send_edge(dom, p, UP, w, pt->up));
+
+    /* D: the last row, then to the part below; a one-row part's D forwards
+     * the row U computed. */
+    if (n >= 2) {
+        if (below)
+            MGPU_TRY(mgpu_stream_wait_event(pt->down, below->sent_up[b]));
+        MGPU_TRY(
+            mgpu_stream_wait_event(pt->down, n >= 3 * k ? pt->interior_done[b] : pt->top_done[b]));
+        MGPU_TRY(rows(dom, p, step, last + 1 - k, last + 1, compute, pt->down));
+        MGPU_TRY(mgpu_event_record(pt->bottom_done[w], pt->down));
+    } else if (below) {
+        MGPU_TRY(mgpu_stream_wait_event(pt->down, pt->top_done[w]));
+    }
+    MGPU_TRY(send_edge(dom, p, DOWN, w, pt->down));
+
+    /* C: the rows between, once the edge rows they read are computed; it
+     * never waits for a send. */
+    if (n >= 3 * k) {
+        MGPU_TRY(mgpu_stream_wait_event(pt->interior, pt->top_done[b]));
+        MGPU_TRY(mgpu_stream_wait_event(pt->interior, pt->bottom_done[b]));
+        MGPU_TRY(rows(dom, p, step, first + k, last + 1 - k, compute, pt->interior));
+        MGPU_TRY(mgpu_event_record(pt->interior_done[w], pt->interior));
+    }
+    return MGPU_OK;
+}
+
 /* Without overlap: both halos, every row, then both sends, on one stream.
  * In mode direct that is one kernel, which stores its edge rows into the
  * neighbours' halos as it computes them (mgpu_stencil_compute); both sends
@@ -150,8 +205,8 @@ static mgpu_status step_serial(streams_domain *dom, int p, long long step, int c
         MGPU_TRY(mgpu_stream_wait_event(pt->interior, below->sent_up[b]));
     if (!fused) {
         MGPU_TRY(rows(dom, p, step, s->row_begin, s->row_end, compute, pt->interior));
-        MGPU_TRY(send_up(dom, p, w, pt->interior));
-        return send_down(dom, p, w, pt->interior);
+        MGPU_TRY(send_edge(dom, p, UP, w, pt->interior));
+        return send_edge(dom, p, DOWN, w, pt->interior);
     }
     MGPU_TRY(mgpu_stencil_compute(dom->st, p, step));
     if (above && above != pt)
@@ -181,41 +236,52 @@ mgpu_status streams_step(streams_domain *dom, long long step, int compute)
     return status;
 }
 
-/* ------------------------------------------------ the parts and their sends */
-
-static const mgpu_slab *slab_of(const streams_domain *dom, int p)
+mgpu_status streams_mark(streams_domain *dom, long long step, int send)
 {
-    return mgpu_stencil_slab(dom->st, p);
+    int b = mgpu_stencil_exchange_parity(dom->st, step);
+    for (int p = 0; p < dom->nparts; p++) {
+        streams_part *pt = &dom->part[p];
+        mgpu_stream *up = up_stream(dom, pt), *down = down_stream(dom, pt);
+        MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
+        MGPU_TRY(mgpu_event_record(pt->top_done[b], up));
+        MGPU_TRY(mgpu_event_record(pt->bottom_done[b], down));
+        MGPU_TRY(mgpu_event_record(pt->interior_done[b], pt->interior));
+        if (send) {
+            MGPU_TRY(send_edge(dom, p, UP, b, up));
+            MGPU_TRY(send_edge(dom, p, DOWN, b, down));
+        } else {
+            MGPU_TRY(mgpu_event_record(pt->sent_up[b], up));
+            MGPU_TRY(mgpu_event_record(pt->sent_down[b], down));
+        }
+    }
+    return MGPU_OK;
 }
 
-static streams_part *above_of(streams_domain *dom, int p)
-{
-    int a = mgpu_stencil_above(dom->st, p);
-    return a >= 0 ? &dom->part[a] : NULL;
-}
-
-static streams_part *below_of(streams_domain *dom, int p)
-{
-    int b = mgpu_stencil_below(dom->st, p);
-    return b >= 0 ? &dom->part[b] : NULL;
-}
-
-/* Without overlap, the edge rows go on the interior stream too. */
-static mgpu_stream *up_stream(const streams_domain *dom, const streams_part *pt)
-{
-    return dom->overlap ? pt->up : pt->interior;
-}
-
-static mgpu_stream *down_stream(const streams_domain *dom, const streams_part *pt)
-{
-    return dom->overlap ? pt->down : pt->interior;
-}
+/* ----------------------------------------------------------- the domain */
 
 static mgpu_status create_events(int device, mgpu_event **events, int n)
 {
     for (int k = 0; k < n; k++)
         MGPU_TRY(mgpu_event_create(device, 0, &events[k]));
     return MGPU_OK;
+}
+
+static mgpu_status create_part(streams_domain *dom, int p)
+{
+    streams_part *pt = &dom->part[p];
+    int dev = slab_of(dom, p)->device, least, greatest;
+    pt->interior = mgpu_stencil_stream(dom->st, p);
+    /* The edge rows go first wherever they compete with the interior's
+     * blocks for the multiprocessors: their neighbours wait for them. */
+    MGPU_TRY(mgpu_stream_priority_range(dev, &least, &greatest));
+    MGPU_TRY(mgpu_stream_create(dev, greatest, &pt->up));
+    MGPU_TRY(mgpu_stream_create(dev, greatest, &pt->down));
+    MGPU_TRY(create_events(dev, pt->top_done, 2));
+    MGPU_TRY(create_events(dev, pt->bottom_done, 2));
+    MGPU_TRY(create_events(dev, pt->interior_done, 2));
+    MGPU_TRY(create_events(dev, pt->sent_up, 2));
+    MGPU_TRY(create_events(dev, pt->sent_down, 2));
+    return create_events(dev, pt->joined, 3);
 }
 
 mgpu_status streams_domain_create(streams_domain *dom, const mgpu_options *opt, int nparts,
@@ -261,91 +327,6 @@ void streams_domain_destroy(streams_domain *dom)
     mgpu_event_destroy(dom->fork);
     mgpu_stencil_destroy(dom->st);
     memset(dom, 0, sizeof *dom);
-}
-
-/* Copy the block of ROW (the row, or its K rows) of part FROM's buffer B
- * into the block HALO of part TO's buffer B, on STREAM of FROM's device, the
- * current one. */
-static mgpu_status copy_block(const streams_domain *dom, int from, mgpu_row row, int to,
-                              mgpu_row halo, int b, mgpu_stream *stream)
-{
-    const long long at = (long long) b * dom->halo; /* a step whose field is in buffer B */
-    const float *src = mgpu_stencil_block(dom->st, from, at, row);
-    float *dst = mgpu_stencil_block(dom->st, to, at, halo);
-    int src_dev = slab_of(dom, from)->device, dst_dev = slab_of(dom, to)->device;
-    size_t bytes = mgpu_stencil_block_bytes(dom->st);
-    switch (dom->mode) {
-    case MGPU_EXCHANGE_PEER:
-        /* Waits for all work on both devices, and all their later work for
-         * it: what the book's table 11.1 measures against the next mode. */
-        return mgpu_copy_peer(dst, dst_dev, src, src_dev, bytes);
-    case MGPU_EXCHANGE_DIRECT:
-        return mgpu_copy_row_kernel(dst, src, (long long) (bytes / sizeof(float)), stream);
-    default:
-        return mgpu_copy_peer_async(dst, dst_dev, src, src_dev, bytes, stream);
-    }
-}
-
-/* copy_block in a range inside its step's (streams_step); the range's payload
- * is B, the parity of the buffer written, all that is known here. */
-static mgpu_status send_block(const streams_domain *dom, int from, mgpu_row row, int to,
-                              mgpu_row halo, int b, mgpu_stream *stream)
-{
-    mgpu_trace_begin(MGPU_TRACE_SEND, slab_of(dom, from)->device, b);
-    mgpu_status status = copy_block(dom, from, row, to, halo, b, stream);
-    mgpu_trace_end();
-    return status;
-}
-
-/* Part P's first row (K rows) of buffer B into the above part's bottom
- * halo, its last into the below part's top halo, each announced by its
- * event. */
-static mgpu_status send_up(streams_domain *dom, int p, int b, mgpu_stream *stream)
-{
-    int above = mgpu_stencil_above(dom->st, p);
-    if (above < 0)
-        return MGPU_OK;
-    MGPU_TRY(send_block(dom, p, MGPU_ROW_FIRST, above, MGPU_ROW_HALO_BOTTOM, b, stream));
-    return mgpu_event_record(dom->part[p].sent_up[b], stream);
-}
-
-static mgpu_status send_down(streams_domain *dom, int p, int b, mgpu_stream *stream)
-{
-    int below = mgpu_stencil_below(dom->st, p);
-    if (below < 0)
-        return MGPU_OK;
-    MGPU_TRY(send_block(dom, p, MGPU_ROW_LAST, below, MGPU_ROW_HALO_TOP, b, stream));
-    return mgpu_event_record(dom->part[p].sent_down[b], stream);
-}
-
-mgpu_status streams_mark(streams_domain *dom, long long step, int send)
-{
-    int b = mgpu_stencil_exchange_parity(dom->st, step);
-    for (int p = 0; p < dom->nparts; p++) {
-        streams_part *pt = &dom->part[p];
-        mgpu_stream *up = up_stream(dom, pt), *down = down_stream(dom, pt);
-        MGPU_TRY(mgpu_device_set(slab_of(dom, p)->device));
-        MGPU_TRY(mgpu_event_record(pt->top_done[b], up));
-        MGPU_TRY(mgpu_event_record(pt->bottom_done[b], down));
-        MGPU_TRY(mgpu_event_record(pt->interior_done[b], pt->interior));
-        if (send) {
-            MGPU_TRY(send_up(dom, p, b, up));
-            MGPU_TRY(send_down(dom, p, b, down));
-        } else {
-            MGPU_TRY(mgpu_event_record(pt->sent_up[b], up));
-            MGPU_TRY(mgpu_event_record(pt->sent_down[b], down));
-        }
-    }
-    return MGPU_OK;
-}
-
-/* Rows [R0, R1) (global) of part P at STEP on STREAM, unless COMPUTE is 0. */
-static mgpu_status rows(streams_domain *dom, int p, long long step, long long r0, long long r1,
-                        int compute, mgpu_stream *stream)
-{
-    if (!compute)
-        return MGPU_OK;
-    return mgpu_stencil_compute_rows(dom->st, p, step, r0, r1, stream);
 }
 
 /* The streams part P uses, but the origin (part 0's interior stream). */
