@@ -10,40 +10,8 @@
  * stream writes them (mgpu_stream_write_signal: after N's earlier work,
  * whose memory writes it makes visible first) and P's stream waits for
  * them (mgpu_stream_wait_signal), so a process issues its steps without
- * waiting for the others, as threads do with events.
- *
- * Exchanges are numbered across the runs of a process (SEQ below), the
- * same in every process, since each issues the same steps.  At exchange E,
- * at step S, of part P and its neighbour N:
- *  - read after write: P's stream waits for READY[N] >= E, which N's
- *    stream writes after the last pass of the cycle before E; then P copies
- *    N's edge blocks into its halos, one copy each.  With one-row halos and
- *    the steps computed, N's kernel of step S-1 already stored its edge
- *    rows in P's halos through the mapped buffers, as mode direct does
- *    between threads (mgpu_stencil_map_part), and nothing is left to copy.
- *    The first exchange of a run waits for nothing: the strategy resets
- *    every part, synchronises its device and meets the others at a barrier
- *    before a run.
- *  - write after read: N's passes write its two buffers in turn.  The next
- *    pass of N to overwrite the rows P copies at E is, with one pass per
- *    cycle (T = K), N's pass after exchange E+1, which waits for READY[P] >=
- *    E+1, written after P's copy; with more passes (T < K), N's second pass
- *    of the cycle, before which N's stream waits for PULLED[P] >= E.  With
- *    the kernels storing (K = 1), P's kernel of step S writes the halo of
- *    N's buffer that N's step S-1 read: it follows P's wait for READY[N] >= E.
- * A later value satisfies a wait for an earlier one (each write of a
- * counter follows the work of the one before), and the counters compare
- * cyclically, so the 32 bits may wrap.
- *
- * What the strategy owes: before a run every part is reset, its device
- * synchronised and the processes meet at a barrier (the first exchange
- * waits for nothing); after a run every part's stream is synchronised and
- * they meet again before anyone resets (a neighbour may still read or
- * write this part's buffers until then).  Every part maps all its
- * neighbours at connect, so every part's kernels store, or none do: a part
- * that stored (mgpu_stencil_delivered) knows its neighbours stored too.
- * The kernels' stores into a neighbour's memory are read there after the
- * signal that follows them: mgpu.h says why that is ordered. */
+ * waiting for the others, as threads do with events.  Why those orders
+ * suffice is said above exchange(). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -209,6 +177,38 @@ static mgpu_status pull(mgpu_ipc_halo *h, long long step)
                                               : MGPU_OK;
 }
 
+/* Exchanges are numbered across the runs of a process (SEQ), the same in
+ * every process, since each issues the same steps.  At exchange E, at step
+ * S, of part P and its neighbour N:
+ *  - read after write: P's stream waits for READY[N] >= E, which N's
+ *    stream writes after the last pass of the cycle before E; then P copies
+ *    N's edge blocks into its halos, one copy each.  With one-row halos and
+ *    the steps computed, N's kernel of step S-1 already stored its edge
+ *    rows in P's halos through the mapped buffers, as mode direct does
+ *    between threads (mgpu_stencil_map_part), and nothing is left to copy.
+ *    The first exchange of a run waits for nothing: the strategy resets
+ *    every part, synchronises its device and meets the others at a barrier
+ *    before a run.
+ *  - write after read: N's passes write its two buffers in turn.  The next
+ *    pass of N to overwrite the rows P copies at E is, with one pass per
+ *    cycle (T = K), N's pass after exchange E+1, which waits for READY[P] >=
+ *    E+1, written after P's copy; with more passes (T < K), N's second pass
+ *    of the cycle, before which N's stream waits for PULLED[P] >= E.  With
+ *    the kernels storing (K = 1), P's kernel of step S writes the halo of
+ *    N's buffer that N's step S-1 read: it follows P's wait for READY[N] >= E.
+ * A later value satisfies a wait for an earlier one (each write of a
+ * counter follows the work of the one before), and the counters compare
+ * cyclically, so the 32 bits may wrap.
+ *
+ * What the strategy owes: before a run every part is reset, its device
+ * synchronised and the processes meet at a barrier (the first exchange
+ * waits for nothing); after a run every part's stream is synchronised and
+ * they meet again before anyone resets (a neighbour may still read or
+ * write this part's buffers until then).  Every part maps all its
+ * neighbours at connect, so every part's kernels store, or none do: a part
+ * that stored (mgpu_stencil_delivered) knows its neighbours stored too.
+ * The kernels' stores into a neighbour's memory are read there after the
+ * signal that follows them: mgpu.h says why that is ordered. */
 static mgpu_status exchange(mgpu_ipc_halo *h, long long step)
 {
     if (step == 0) {

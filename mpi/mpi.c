@@ -139,11 +139,14 @@ static const char *const overlap_names[] = {"off", "on", NULL};
 long long ranks_overlap; /* an index of overlap_names: 1 on */
 
 static const mgpu_extra_option extra[] = {
-    {"overlap",
-     "on: compute the rows that read no halo while the halos travel "
-     "(MPI_Isend/MPI_Irecv); off: MPI_Sendrecv, then compute",
-     overlap_names, 0, 1, 0, &ranks_overlap, "on"},
-    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
+    {.name = "overlap",
+     .help = "on: compute the rows that read no halo while the halos travel "
+             "(MPI_Isend/MPI_Irecv); off: MPI_Sendrecv, then compute",
+     .choices = overlap_names,
+     .max = 1,
+     .value = &ranks_overlap,
+     .bare = "on"},
+    {.name = NULL},
 };
 
 const mgpu_program ranks_program = {

@@ -122,7 +122,7 @@ static mgpu_status single_thread(mgpu_run *run)
         run->record->exchange = mgpu_stencil_exchange_mode(st);
         mgpu_record_set_text(run->record, "context", context_names[context]);
     }
-    mgpu_graph_steps g = {NULL, 0, 0, 0};
+    mgpu_graph_steps g = {.graph = NULL};
     if (use_graph && context == CONTEXT_DRIVER)
         status = mgpu_error_set(MGPU_ERR_USAGE, "--graph: the capture and its replays switch "
                                                 "devices with cudaSetDevice; not with "
@@ -139,15 +139,18 @@ static mgpu_status single_thread(mgpu_run *run)
 }
 
 static const mgpu_extra_option extra[] = {
-    {"context",
-     "how the thread switches devices: runtime (cudaSetDevice) or driver "
-     "(cuCtxPushCurrent/cuCtxPopCurrent)",
-     context_names, 0, 1, 0, &context, NULL},
-    {"graph",
-     "capture the steps of every device into a CUDA graph once, then replay it, "
-     "many steps a launch",
-     NULL, 0, 0, 1, &use_graph, NULL},
-    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
+    {.name = "context",
+     .help = "how the thread switches devices: runtime (cudaSetDevice) or driver "
+             "(cuCtxPushCurrent/cuCtxPopCurrent)",
+     .choices = context_names,
+     .max = 1,
+     .value = &context},
+    {.name = "graph",
+     .help = "capture the steps of every device into a CUDA graph once, then replay it, "
+             "many steps a launch",
+     .kind = MGPU_EXTRA_FLAG,
+     .value = &use_graph},
+    {.name = NULL},
 };
 
 static const mgpu_program program = {

@@ -119,7 +119,7 @@ static mgpu_status describe(const monitor_state *ms, const mgpu_run *run, int pa
 
 static void pause_ms(double ms)
 {
-    struct timespec t = {0, (long) (ms * 1e6)};
+    struct timespec t = {.tv_sec = 0, .tv_nsec = (long) (ms * 1e6)};
     nanosleep(&t, NULL);
 }
 

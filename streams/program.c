@@ -1,22 +1,16 @@
 /* program.c - mgpu-streams, the program around its step (streams.c): one
  * host thread drives every device through asynchronous streams and events
- * (book chapter 11).
- *
- * With --overlap=on each step overlaps the halo exchange with the
- * computation (streams.c): every device computes its edge rows first and
- * sends them to its neighbours while its interior computes, and the host
- * never waits for a device until the run ends.  --overlap=off issues one
- * kernel a step instead, which in mode direct sends the edge rows as it
- * computes them; auto, the default, overlaps where a device's share is large
- * enough to pay for it.  With --halo=K the same holds a cycle at a time,
- * for bands of K rows, where the cycle is one pass (--time-block=K) and each
- * device has 3K rows.  Each run measures the other setting too, so that
- * the gain is measured in one run.  --graph replays the steps from a CUDA graph
+ * (book chapter 11).  With --overlap=on each step sends every device's edge
+ * rows to its neighbours while its interior computes, and the host never
+ * waits for a device until the run ends; --overlap=off issues one kernel a
+ * step, which in mode direct sends the edge rows as it computes them; auto
+ * overlaps where a device's share pays for it.  Each run measures the other
+ * setting too, in the same run.  --graph replays the steps from a CUDA graph
  * (graph.c), --pipeline streams a field held in host memory through the
- * devices in chunks (pipeline-run.c), and --monitor runs all steps in one
- * persistent kernel per device whose progress a monitor kernel reports to the
- * host (monitor.c).  --compare-exchange times the halos alone with
- * cudaMemcpyPeer and with cudaMemcpyPeerAsync, the book's table 11.1.
+ * devices in chunks (pipeline-run.c), --monitor runs all steps in one
+ * persistent kernel per device watched by a monitor kernel (monitor.c), and
+ * --compare-exchange times the halos alone with cudaMemcpyPeer and with
+ * cudaMemcpyPeerAsync, the book's table 11.1.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -34,51 +28,58 @@ static streams_options options = {.overlap = STREAMS_OVERLAP_AUTO};
 
 /* --overlap=auto overlaps where each device has at least this many cells.
  * Below, a step takes less time than the edge rows' own kernels, copies and
- * events cost to issue and to order, and one kernel a step is faster: on 2
- * H200s (BENCHMARKS.md section 8) at 4096 x 4096, 8.4 Mi cells a device,
- * 45.4 us a step overlapped against 26-27 for one kernel; at 8192 x 8192,
- * 33.5 Mi cells, the two are within 1%.
- *
- * A graph issues all of that once, and the overlap pays much earlier: at
- * 2048 x 2048 (2 Mi cells a device) 7.9 us a step overlapped against 9.4,
- * at 4096 23.9 against 26.2, at 1024 (0.5 Mi) 7.2 against 5.3. */
+ * events cost to issue and to order, and one kernel a step is faster.  A
+ * graph issues all of that once, and the overlap pays at far fewer cells.
+ * BENCHMARKS.md sections 8 and 10 have the measurements behind them. */
 #define OVERLAP_MIN_CELLS (1LL << 25)
 #define OVERLAP_MIN_CELLS_GRAPH (1LL << 21)
 
 static const mgpu_extra_option extra[] = {
-    {"overlap",
-     "on: send the edge rows while the interior rows compute; off: one kernel a "
-     "step, which in mode direct also sends them; auto: on where there is more "
-     "than one device and each has 32Mi cells or more (2Mi with --graph); with "
-     "--halo=K, bands of K rows, given K <= 8, --time-block=K and 3K rows a device",
-     overlap_names, 0, 2, 0, &options.overlap, "on"},
-    {"graph",
-     "capture up to 32 steps of every device into a CUDA graph once, then replay "
-     "it",
-     NULL, 0, 0, 1, &options.graph, NULL},
-    {"compare-exchange",
-     "also time the halos alone with cudaMemcpyPeer and "
-     "cudaMemcpyPeerAsync (the book's table 11.1)",
-     NULL, 0, 0, 1, &options.compare_exchange, NULL},
-    {"pipeline",
-     "keep the field in pinned host memory and stream it through the devices "
-     "in chunks each step (book 11.1)",
-     NULL, 0, 0, 1, &options.pipeline, NULL},
-    {"chunks",
-     "with --pipeline: chunks per device and step; 0: the fewest that fit "
-     "--device-memory, at least 16 per stream",
-     NULL, 0, INT_MAX, 0, &options.chunks, NULL},
-    {"streams", "with --pipeline: streams per device; 0: 3 (upload, compute, download)", NULL, 0,
-     64, 0, &options.streams, NULL},
-    {"device-memory",
-     "with --pipeline: bytes each device may hold, with K, M, G or T (powers of "
-     "1024) if wanted; 0: nine tenths of what it has free",
-     NULL, 0, 1LL << 62, MGPU_EXTRA_SIZE, &options.device_memory, NULL},
-    {"monitor",
-     "run all steps in one persistent kernel per device and print its progress, "
-     "which a monitor kernel passes on (book 11.2)",
-     NULL, 0, 0, 1, &options.monitor, NULL},
-    {NULL, NULL, NULL, 0, 0, 0, NULL, NULL},
+    {.name = "overlap",
+     .help = "on: send the edge rows while the interior rows compute; off: one kernel a "
+             "step, which in mode direct also sends them; auto: on where there is more "
+             "than one device and each has 32Mi cells or more (2Mi with --graph); with "
+             "--halo=K, bands of K rows, given K <= 8, --time-block=K and 3K rows a device",
+     .choices = overlap_names,
+     .max = 2,
+     .value = &options.overlap,
+     .bare = "on"},
+    {.name = "graph",
+     .help = "capture up to 32 steps of every device into a CUDA graph once, then replay "
+             "it",
+     .kind = MGPU_EXTRA_FLAG,
+     .value = &options.graph},
+    {.name = "compare-exchange",
+     .help = "also time the halos alone with cudaMemcpyPeer and "
+             "cudaMemcpyPeerAsync (the book's table 11.1)",
+     .kind = MGPU_EXTRA_FLAG,
+     .value = &options.compare_exchange},
+    {.name = "pipeline",
+     .help = "keep the field in pinned host memory and stream it through the devices "
+             "in chunks each step (book 11.1)",
+     .kind = MGPU_EXTRA_FLAG,
+     .value = &options.pipeline},
+    {.name = "chunks",
+     .help = "with --pipeline: chunks per device and step; 0: the fewest that fit "
+             "--device-memory, at least 16 per stream",
+     .max = INT_MAX,
+     .value = &options.chunks},
+    {.name = "streams",
+     .help = "with --pipeline: streams per device; 0: 3 (upload, compute, download)",
+     .max = 64,
+     .value = &options.streams},
+    {.name = "device-memory",
+     .help = "with --pipeline: bytes each device may hold, with K, M, G or T (powers of "
+             "1024) if wanted; 0: nine tenths of what it has free",
+     .max = 1LL << 62,
+     .kind = MGPU_EXTRA_SIZE,
+     .value = &options.device_memory},
+    {.name = "monitor",
+     .help = "run all steps in one persistent kernel per device and print its progress, "
+             "which a monitor kernel passes on (book 11.2)",
+     .kind = MGPU_EXTRA_FLAG,
+     .value = &options.monitor},
+    {.name = NULL},
 };
 
 static const mgpu_program program = {
