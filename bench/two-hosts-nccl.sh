@@ -2,8 +2,8 @@
 # two-hosts-nccl.sh - issue 45 item 3, for a GPU session: mgpu-mpi on 2 GPUs
 # as two hosts (tools/two-hosts: network namespaces, a veth pair), NCCL
 # kept off its in-machine paths so that it takes its network one (sockets
-# over the veth pair), beside the same 2 ranks on one host.  NOT YET RUN ON
-# GPUs: written and rehearsed on the host backend only (doc/multi-host.md).
+# over the veth pair), beside the same 2 ranks on one host (doc/multi-host.md,
+# BENCHMARKS.md section 28).
 #
 # Where the machine refuses network namespaces (tools/two-hosts fails),
 # the two-host runs are made on one host with the same NCCL settings over
