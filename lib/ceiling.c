@@ -159,7 +159,8 @@ static mgpu_status copy_bandwidth(int device, size_t bytes, double *gbps)
  * the record, and so is its roofline).  That also spares small runs, the
  * tests' among them, a copy of hundreds of MiB.  So does a memory too full
  * for buffers large enough: a ceiling measured in the cache would flatter
- * nothing and mean nothing.  README.md ("The record") states this rule. */
+ * nothing and mean nothing.  doc/record.md ("Reading the figures") states
+ * this rule. */
 #define CEILING_BYTES_CUDA ((size_t) 1 << 30)
 #define CEILING_BYTES_HOST_MAX ((size_t) 256 << 20)
 /* Where a device does not say how large its last cache is. */
