@@ -65,6 +65,33 @@ static mgpu_status enable_peers(const mgpu_stencil *st, bool required)
     return MGPU_OK;
 }
 
+/* Mode managed: one field of one process, one-row halos, and devices that
+ * use managed memory at the same time as each other (section managed). */
+static mgpu_status managed_check(const mgpu_stencil *st)
+{
+    if (st->halo > 1)
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "--halo: --exchange=managed's halo rows are the neighbours' own rows, "
+                         "which the passes of deep halos would overwrite (accepted with it: "
+                         "--halo=1)");
+    if (st->count != st->desc.nparts)
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "--exchange=managed: the field is one allocation of one process, "
+                         "which holds parts [%d, %d) of %d (accepted: every part in it)",
+                         st->first, st->first + st->count, st->desc.nparts);
+    for (int p = 0; p < st->desc.nparts; p++) {
+        int device = st->parts[p].slab.device, concurrent;
+        MGPU_TRY(mgpu_managed_concurrent(device, &concurrent));
+        if (!concurrent)
+            return mgpu_fail(MGPU_ERR_USAGE,
+                             "--exchange=managed: device %d cannot use managed memory at the "
+                             "same time as the others (cudaDevAttrConcurrentManagedAccess 0); "
+                             "use direct, peer-async or staged",
+                             device);
+    }
+    return MGPU_OK;
+}
+
 mgpu_status mgpu_exchange_resolve(mgpu_stencil *st)
 {
     /* auto: direct where every pair that exchanges has peer access (one
@@ -92,6 +119,8 @@ mgpu_status mgpu_exchange_resolve(mgpu_stencil *st)
         return MGPU_OK; /* the last two belong to the strategies */
     case MGPU_EXCHANGE_NCCL:
         return mgpu_nccl_check(); /* a build with NCCL, the cuda backend */
+    case MGPU_EXCHANGE_MANAGED:
+        return managed_check(st); /* managed memory reaches every device */
     default:
         return mgpu_fail(MGPU_ERR_USAGE, "--exchange: unknown mode %d", (int) st->mode);
     }
@@ -129,7 +158,8 @@ typedef struct push {
 
 /* The pushes of PT's exchange at STEP, in the order they are issued: its
  * first K rows into the bottom halo of the part above, its last K rows into
- * the top halo of the part below, where those parts exist. */
+ * the top halo of the part below, where those parts exist and that halo is
+ * not the rows themselves (mode managed, whose parts share one field). */
 static int pushes_of(mgpu_stencil *st, const part *pt, long long step, push to[2])
 {
     const int neighbour[2] = {pt->above, pt->below};
@@ -143,17 +173,19 @@ static int pushes_of(mgpu_stencil *st, const part *pt, long long step, push to[2
         to[n].from = block_of(st, pt, step, from_row[side]);
         to[n].to = block_of(st, dst, step, to_row[side]);
         to[n].to_device = dst->slab.device;
-        n++;
+        if (to[n].to != to[n].from)
+            n++;
     }
     return n;
 }
 
 /* Modes whose receivers' streams wait for their senders' events:
- * peer-async and direct (the others are ordered by the copy itself or by
- * the host). */
+ * peer-async, direct and managed (the others are ordered by the copy itself
+ * or by the host). */
 static bool orders_by_event(const mgpu_stencil *st)
 {
-    return st->mode == MGPU_EXCHANGE_PEER_ASYNC || st->mode == MGPU_EXCHANGE_DIRECT;
+    return st->mode == MGPU_EXCHANGE_PEER_ASYNC || st->mode == MGPU_EXCHANGE_DIRECT ||
+           st->mode == MGPU_EXCHANGE_MANAGED;
 }
 
 /* Whether PT waits for the events of its neighbour on SIDE (0 above, 1
@@ -278,11 +310,11 @@ static mgpu_status send_peer_async(mgpu_stencil *st, part *pt, long long step)
  * the buffers of neighbours in other processes (lib/ipc-halo.c). */
 
 /* Whether PT's one-row kernels store its edge rows into its neighbours'
- * halos themselves: mode direct, the neighbours in this process; mode ipc,
- * their buffers mapped into it (mgpu_stencil_map_part). */
+ * halos themselves: modes direct and managed, the neighbours in this
+ * process; mode ipc, their buffers mapped into it (mgpu_stencil_map_part). */
 static bool kernel_sends(const mgpu_stencil *st, const part *pt)
 {
-    if (st->mode == MGPU_EXCHANGE_DIRECT)
+    if (st->mode == MGPU_EXCHANGE_DIRECT || st->mode == MGPU_EXCHANGE_MANAGED)
         return neighbours_local(st, pt);
     if (st->mode != MGPU_EXCHANGE_IPC)
         return false;
@@ -292,20 +324,24 @@ static bool kernel_sends(const mgpu_stencil *st, const part *pt)
 
 /* Where part PT's kernel of step STEP stores its edge rows: the bottom halo
  * of the part above and the top halo of the part below, in the buffer the
- * step writes; NULL for a fixed boundary.  One-row halos. */
-static float *halo_of_next(const mgpu_stencil *st, int neighbour, long long step, bool bottom)
+ * step writes; NULL for a fixed boundary, and where that halo is the edge
+ * row itself (mode managed: only jacobi's periodic rows, the field's first
+ * and last, are stored twice).  One-row halos. */
+static float *halo_of_next(const mgpu_stencil *st, const part *pt, int neighbour, long long step,
+                           bool bottom)
 {
     if (neighbour < 0)
         return NULL;
     const part *to = &st->parts[neighbour];
-    return row_of(st, to, step + 1, bottom ? to->rows + 1 : 0);
+    float *halo = row_of(st, to, step + 1, bottom ? to->rows + 1 : 0);
+    return halo == row_of(st, pt, step + 1, bottom ? 1 : pt->rows) ? NULL : halo;
 }
 
 void mgpu_exchange_kernel_stores(mgpu_stencil *st, part *pt, long long step, float *to[2])
 {
     bool sending = kernel_sends(st, pt);
-    to[0] = sending ? halo_of_next(st, pt->above, step, true) : NULL;
-    to[1] = sending ? halo_of_next(st, pt->below, step, false) : NULL;
+    to[0] = sending ? halo_of_next(st, pt, pt->above, step, true) : NULL;
+    to[1] = sending ? halo_of_next(st, pt, pt->below, step, false) : NULL;
     if (sending)
         pt->delivered = step + 1;
 }
@@ -426,6 +462,110 @@ mgpu_status mgpu_stencil_halos_in(mgpu_stencil *st, int p, long long step, mgpu_
             MGPU_TRY(mgpu_memcpy_async(halo, src, block_bytes(st, pt), pt->stream));
     }
     return MGPU_OK;
+}
+
+/* ------------------------------------------- managed (unified memory) */
+
+/* Each buffer of the whole field is one managed allocation
+ * (cudaMallocManaged), the parts' slabs in it one after another with one
+ * pitch, as NVIDIA's multi_threaded_um holds its field: part p's top halo
+ * row is part p-1's last row and its bottom halo part p+1's first, so the
+ * step's kernel reads its neighbours' edge rows where they are and nothing
+ * is copied between parts.  Jacobi's periodic rows, the field's first and
+ * last, are the only halos that are no part's own row: the kernel of the
+ * part above the field's first row stores its last row there too, and that
+ * below the last its first (mgpu_exchange_kernel_stores, as direct's kernel
+ * stores into its peers; at step 0 send_direct's copy kernel).  The orders
+ * are direct's, an event a step between neighbours (send_direct says why
+ * they suffice): a part's step t+1 reads the rows its neighbours' step t
+ * wrote, and its step t writes the rows its neighbours' step t-1 read.
+ *
+ * Placement, per buffer: a part's rows prefer its device
+ * (cudaMemAdviseSetPreferredLocation); a neighbour that reads or writes
+ * some of them (its halo, a periodic row) maps them where they live
+ * (cudaMemAdviseSetAccessedBy), so that its access goes over the link
+ * instead of faulting the page over; and the reset prefetches the part's
+ * rows to its device (cudaMemPrefetchAsync) before the first step.  Hints
+ * act on whole pages: the page where two slabs meet has one place, and the
+ * other part reaches its rows in it there.  On the host backend the field
+ * is host memory and the hints do nothing: the layout, the stores and the
+ * orders are what CI verifies. */
+
+void mgpu_exchange_reset_rows(const mgpu_stencil *st, const part *pt, long long *first,
+                              long long *end)
+{
+    bool own_all = st->mode != MGPU_EXCHANGE_MANAGED;
+    *first = own_all || pt->slab.row_begin == 1 ? 0 : st->halo;
+    *end = own_all || pt->slab.row_end == st->desc.ny - 1 ? pt->rows + 2 * st->halo
+                                                            : pt->rows + st->halo;
+}
+
+/* The local rows [R0, R1) of PT's buffers, each of them, advised HINT for
+ * DEVICE. */
+static mgpu_status advise_rows(const part *pt, long long r0, long long r1, mgpu_managed_hint hint,
+                               int device)
+{
+    size_t bytes = (size_t) (r1 - r0) * pt->pitch * sizeof(float);
+    for (int b = 0; b < 2 && r1 > r0; b++)
+        MGPU_TRY(mgpu_managed_advise(pt->buf[b] + (size_t) r0 * pt->pitch, bytes, hint, device));
+    return MGPU_OK;
+}
+
+/* PT's own rows on its device; the rows its neighbour above touches (its
+ * first row, and the field's first row where PT holds it) mapped for that
+ * neighbour's device, and the same below. */
+static mgpu_status place_part(const mgpu_stencil *st, const part *pt)
+{
+    long long first, end;
+    int dev = pt->slab.device;
+    mgpu_exchange_reset_rows(st, pt, &first, &end);
+    MGPU_TRY(advise_rows(pt, first, end, MGPU_MANAGED_PREFER, dev));
+    if (pt->above >= 0 && st->parts[pt->above].slab.device != dev)
+        MGPU_TRY(advise_rows(pt, first, 2, MGPU_MANAGED_ACCESSED_BY,
+                             st->parts[pt->above].slab.device));
+    if (pt->below >= 0 && st->parts[pt->below].slab.device != dev)
+        MGPU_TRY(advise_rows(pt, pt->rows, end, MGPU_MANAGED_ACCESSED_BY,
+                             st->parts[pt->below].slab.device));
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_exchange_field_alloc(mgpu_stencil *st)
+{
+    if (st->mode != MGPU_EXCHANGE_MANAGED)
+        return MGPU_OK;
+    size_t pitch = pitch_of(st->desc.nx), bytes;
+    MGPU_TRY(mgpu_mul_size(pitch * sizeof(float), (size_t) st->desc.ny, &bytes));
+    for (int b = 0; b < 2; b++) {
+        void *field;
+        MGPU_TRY(mgpu_managed_alloc(bytes, &field));
+        st->field[b] = field;
+    }
+    for (int p = 0; p < st->desc.nparts; p++) {
+        part *pt = &st->parts[p];
+        for (int b = 0; b < 2; b++)
+            pt->buf[b] = st->field[b] + (size_t) (pt->slab.row_begin - st->halo) * pt->pitch;
+        MGPU_TRY(place_part(st, pt));
+    }
+    return MGPU_OK;
+}
+
+void mgpu_exchange_field_free(mgpu_stencil *st)
+{
+    for (int b = 0; b < 2; b++)
+        mgpu_managed_free(st->field[b]);
+}
+
+mgpu_status mgpu_exchange_reset_done(mgpu_stencil *st, part *pt)
+{
+    if (st->mode != MGPU_EXCHANGE_MANAGED)
+        return MGPU_OK;
+    long long first, end;
+    mgpu_exchange_reset_rows(st, pt, &first, &end);
+    size_t bytes = (size_t) (end - first) * pt->pitch * sizeof(float);
+    for (int b = 0; b < 2; b++)
+        MGPU_TRY(mgpu_managed_prefetch(pt->buf[b] + (size_t) first * pt->pitch, bytes,
+                                       pt->slab.device, pt->stream));
+    return mgpu_stream_synchronize(pt->stream);
 }
 
 /* ---------------------------------------------------------------- nccl */
@@ -575,6 +715,7 @@ mgpu_status mgpu_stencil_send(mgpu_stencil *st, int p, long long step)
             status = send_peer_async(st, pt, step);
             break;
         case MGPU_EXCHANGE_DIRECT:
+        case MGPU_EXCHANGE_MANAGED: /* direct's, whose pushes are only the periodic rows */
             status = send_direct(st, pt, step);
             break;
         case MGPU_EXCHANGE_STAGED:
@@ -609,6 +750,7 @@ mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
             break;
         case MGPU_EXCHANGE_PEER_ASYNC:
         case MGPU_EXCHANGE_DIRECT:
+        case MGPU_EXCHANGE_MANAGED:
             status = wait_for_senders(st, pt, step);
             break;
         case MGPU_EXCHANGE_STAGED:

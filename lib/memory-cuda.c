@@ -1,5 +1,5 @@
-/* memory-cuda.c - device buffers, pinned and mapped host buffers and plain
- * copies on the CUDA backend.  memory.c calls these (memory-cuda.h). */
+/* memory-cuda.c - device buffers, pinned and mapped host buffers, managed
+ * memory and plain copies on the CUDA backend.  memory.c calls these (memory-cuda.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -51,6 +51,57 @@ void mgpu_cuda_host_free(void *ptr) { cudaFreeHost(ptr); }
 mgpu_status mgpu_cuda_host_device_pointer(void *host, void **device_ptr)
 {
     MGPU_CUDA(cudaHostGetDevicePointer(device_ptr, host, 0), -1);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_cuda_managed_concurrent(int device, int *concurrent)
+{
+    MGPU_CUDA(cudaDeviceGetAttribute(concurrent, cudaDevAttrConcurrentManagedAccess, device),
+              device);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_cuda_managed_alloc(size_t bytes, void **ptr)
+{
+    /* Global: any stream of any device may use it, the host too. */
+    cudaError_t err = cudaMallocManaged(ptr, bytes, cudaMemAttachGlobal);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        *ptr = NULL;
+        return mgpu_fail(MGPU_ERR_NOMEM, "cudaMallocManaged of %zu bytes: %s", bytes,
+                         cudaGetErrorString(err));
+    }
+    return MGPU_OK;
+}
+
+/* CUDA 13 names a place by a cudaMemLocation where CUDA 12 took a device
+ * number (its _v2 calls took the location already). */
+#if CUDART_VERSION >= 13000
+static struct cudaMemLocation location_of(int device)
+{
+    struct cudaMemLocation at = {.type = cudaMemLocationTypeDevice, .id = device};
+    return at;
+}
+#define MGPU_PLACE(device) location_of(device)
+#define MGPU_PREFETCH_FLAGS 0,
+#else
+#define MGPU_PLACE(device) (device)
+#define MGPU_PREFETCH_FLAGS
+#endif
+
+mgpu_status mgpu_cuda_managed_advise(void *ptr, size_t bytes, mgpu_managed_hint hint, int device)
+{
+    enum cudaMemoryAdvise advice = hint == MGPU_MANAGED_PREFER ? cudaMemAdviseSetPreferredLocation
+                                                               : cudaMemAdviseSetAccessedBy;
+    MGPU_CUDA(cudaMemAdvise(ptr, bytes, advice, MGPU_PLACE(device)), device);
+    return MGPU_OK;
+}
+
+mgpu_status mgpu_cuda_managed_prefetch(void *ptr, size_t bytes, int device, mgpu_stream *stream)
+{
+    MGPU_CUDA(cudaMemPrefetchAsync(ptr, bytes, MGPU_PLACE(device),
+                                   MGPU_PREFETCH_FLAGS mgpu_stream_cuda(stream)),
+              device);
     return MGPU_OK;
 }
 

@@ -12,6 +12,10 @@ void mgpu_cuda_free(void *ptr);
 mgpu_status mgpu_cuda_host_alloc(size_t bytes, unsigned flags, void **ptr);
 void mgpu_cuda_host_free(void *ptr);
 mgpu_status mgpu_cuda_host_device_pointer(void *host, void **device_ptr);
+mgpu_status mgpu_cuda_managed_concurrent(int device, int *concurrent);
+mgpu_status mgpu_cuda_managed_alloc(size_t bytes, void **ptr);
+mgpu_status mgpu_cuda_managed_advise(void *ptr, size_t bytes, mgpu_managed_hint hint, int device);
+mgpu_status mgpu_cuda_managed_prefetch(void *ptr, size_t bytes, int device, mgpu_stream *stream);
 mgpu_status mgpu_cuda_memcpy(void *dst, const void *src, size_t bytes);
 mgpu_status mgpu_cuda_memcpy_async(void *dst, const void *src, size_t bytes, mgpu_stream *stream);
 mgpu_status mgpu_cuda_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte,
@@ -24,6 +28,10 @@ mgpu_status mgpu_cuda_memset_2d(int device, void *ptr, size_t pitch_bytes, int b
 #define mgpu_cuda_host_alloc(bytes, flags, ptr) mgpu_cuda_absent()
 #define mgpu_cuda_host_free(ptr) ((void) 0)
 #define mgpu_cuda_host_device_pointer(host, device_ptr) mgpu_cuda_absent()
+#define mgpu_cuda_managed_concurrent(device, concurrent) mgpu_cuda_absent()
+#define mgpu_cuda_managed_alloc(bytes, ptr) mgpu_cuda_absent()
+#define mgpu_cuda_managed_advise(ptr, bytes, hint, device) mgpu_cuda_absent()
+#define mgpu_cuda_managed_prefetch(ptr, bytes, device, stream) mgpu_cuda_absent()
 #define mgpu_cuda_memcpy(dst, src, bytes) mgpu_cuda_absent()
 #define mgpu_cuda_memcpy_async(dst, src, bytes, stream) mgpu_cuda_absent()
 #define mgpu_cuda_memset_2d(device, ptr, pitch_bytes, byte, width_bytes, rows) mgpu_cuda_absent()

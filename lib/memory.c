@@ -1,6 +1,7 @@
-/* memory.c - device buffers, pinned and mapped host buffers, plain copies,
- * and the byte count of a buffer checked for overflow: the host backend,
- * and the calls into the CUDA backend, memory-cuda.c. */
+/* memory.c - device buffers, pinned and mapped host buffers, managed
+ * (unified) memory, plain copies, and the byte count of a buffer checked
+ * for overflow: the host backend, and the calls into the CUDA backend,
+ * memory-cuda.c. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -10,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "memory-cuda.h"
+#include "mgpu-test.h"
 
 /* Host-backend buffers are aligned as cudaMalloc's are, so that code which
  * relies on that alignment (vector loads) behaves the same on both.  Those
@@ -97,6 +99,55 @@ mgpu_status mgpu_host_device_pointer(void *host, void **device_ptr)
         return mgpu_cuda_host_device_pointer(host, device_ptr);
     *device_ptr = host;
     return MGPU_OK;
+}
+
+/* Host backend: which devices lack concurrent managed access; none, unless
+ * a test says otherwise. */
+static unsigned char host_no_concurrent[MGPU_MAX_DEVICES];
+
+void mgpu_host_managed_set(int device, int concurrent)
+{
+    if (device >= 0 && device < MGPU_MAX_DEVICES)
+        host_no_concurrent[device] = !concurrent;
+}
+
+mgpu_status mgpu_managed_concurrent(int device, int *concurrent)
+{
+    MGPU_TRY(mgpu_check_device(device));
+    if (mgpu_on_cuda())
+        return mgpu_cuda_managed_concurrent(device, concurrent);
+    *concurrent = !host_no_concurrent[device];
+    return MGPU_OK;
+}
+
+/* Managed memory on the host backend is host memory, which every host
+ * "device" reaches: the hints and the prefetch have nothing to move. */
+mgpu_status mgpu_managed_alloc(size_t bytes, void **ptr)
+{
+    *ptr = NULL;
+    if (mgpu_on_cuda())
+        return mgpu_cuda_managed_alloc(bytes, ptr);
+    return mgpu_host_alloc(bytes, MGPU_HOST_PINNED, ptr);
+}
+
+void mgpu_managed_free(void *ptr)
+{
+    if (mgpu_on_cuda())
+        mgpu_cuda_free(ptr);
+    else
+        mgpu_host_free(ptr);
+}
+
+mgpu_status mgpu_managed_advise(void *ptr, size_t bytes, mgpu_managed_hint hint, int device)
+{
+    MGPU_TRY(mgpu_check_device(device));
+    return mgpu_on_cuda() ? mgpu_cuda_managed_advise(ptr, bytes, hint, device) : MGPU_OK;
+}
+
+mgpu_status mgpu_managed_prefetch(void *ptr, size_t bytes, int device, mgpu_stream *stream)
+{
+    MGPU_TRY(mgpu_check_device(device));
+    return mgpu_on_cuda() ? mgpu_cuda_managed_prefetch(ptr, bytes, device, stream) : MGPU_OK;
 }
 
 mgpu_status mgpu_memcpy(void *dst, const void *src, size_t bytes)

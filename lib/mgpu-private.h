@@ -149,6 +149,23 @@ size_t mgpu_copy_ceiling_bytes(int gpu, size_t cache_bytes, size_t field_bytes, 
 mgpu_status mgpu_memset_2d(int device, void *ptr, size_t pitch_bytes, int byte, size_t width_bytes,
                            size_t rows);
 
+/* Managed (unified) memory (memory.c): one allocation that every device
+ * and the host address, its pages moved or mapped by the driver
+ * (cudaMallocManaged); host memory on the host backend.  Whether DEVICE
+ * reaches it at the same time as the others (cudaDevAttrConcurrentManaged-
+ * Access; on the host backend yes, unless a test said otherwise).  The
+ * hints (cudaMemAdvise) and the prefetch (cudaMemPrefetchAsync on STREAM)
+ * are advice, which the host backend takes as done. */
+typedef enum mgpu_managed_hint {
+    MGPU_MANAGED_PREFER,     /* the pages live on DEVICE (preferred location) */
+    MGPU_MANAGED_ACCESSED_BY /* DEVICE maps them where they are, no fault */
+} mgpu_managed_hint;
+mgpu_status mgpu_managed_concurrent(int device, int *concurrent);
+mgpu_status mgpu_managed_alloc(size_t bytes, void **ptr);
+void mgpu_managed_free(void *ptr);
+mgpu_status mgpu_managed_advise(void *ptr, size_t bytes, mgpu_managed_hint hint, int device);
+mgpu_status mgpu_managed_prefetch(void *ptr, size_t bytes, int device, mgpu_stream *stream);
+
 /* Copy ROWS rows of WIDTH_BYTES from SRC (rows SPITCH_BYTES apart) to DST
  * (rows DPITCH_BYTES apart), between any host and device memory: returning
  * when done, or on STREAM (host backend: at once).  A width larger than a

@@ -442,7 +442,9 @@ mgpu_status mgpu_decompose(long long ny, int nparts, mgpu_slab *slabs);
     /* between ranks: MPI */                                                           \
     X(MPI, "mpi")                                                                      \
     /* ncclSend/ncclRecv, a communicator per part (a build without NCCL refuses it) */ \
-    X(NCCL, "nccl")
+    X(NCCL, "nccl")                                                                    \
+    /* the field in managed memory: the halos are the neighbours' own rows */          \
+    X(MANAGED, "managed")
 
 typedef enum mgpu_exchange {
 #define MGPU_EXCHANGE_VALUE_(suffix, name) MGPU_EXCHANGE_##suffix,
@@ -461,7 +463,8 @@ const char *mgpu_exchange_name(mgpu_exchange exchange);
 #define MGPU_STENCIL_EXCHANGES                                                             \
     (MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER_ASYNC) | \
      MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_STAGED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT) |   \
-     MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MAPPED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL))
+     MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MAPPED) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL) |     \
+     MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MANAGED))
 
 typedef struct mgpu_stencil_desc {
     long long nx, ny;

@@ -77,13 +77,14 @@ static mgpu_status graph_check(const mgpu_stencil *st, const char *option)
         return mgpu_fail(MGPU_ERR_USAGE,
                          "%s: --exchange=nccl's groups are issued step by "
                          "step, not captured (accepted with %s: peer-async, "
-                         "direct)",
+                         "direct, managed)",
                          option, option);
-    if (mode != MGPU_EXCHANGE_PEER_ASYNC && mode != MGPU_EXCHANGE_DIRECT)
+    if (mode != MGPU_EXCHANGE_PEER_ASYNC && mode != MGPU_EXCHANGE_DIRECT &&
+        mode != MGPU_EXCHANGE_MANAGED)
         return mgpu_fail(MGPU_ERR_USAGE,
                          "%s: --exchange=%s waits on the host and cannot be "
                          "captured into a graph (accepted with %s: "
-                         "peer-async, direct)",
+                         "peer-async, direct, managed)",
                          option, mgpu_exchange_name(mode), option);
     return MGPU_OK;
 }

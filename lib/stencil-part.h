@@ -44,6 +44,8 @@ struct mgpu_stencil {
     int halo;        /* K: halo rows a side, steps between exchanges */
     int block;       /* steps per pass, at most K */
     long long steps; /* of a run, 0: unbounded */
+    float *field[2]; /* managed: each buffer of the whole field, one
+                        allocation; the parts' buffers point into it */
     part parts[MGPU_MAX_DEVICES];
 };
 
@@ -138,15 +140,25 @@ static inline mgpu_status check_current(const part *pt)
 
 /* What the domain asks of exchange.c: the mode that auto resolves to and
  * the peer access it needs; the host memory of modes staged and mapped
- * (MODE's bytes a part, for PITCH and HALO), made and freed; nccl's
- * communicator, joined and left. */
+ * (MODE's bytes a part, for PITCH and HALO), made and freed; managed's
+ * field; nccl's communicator, joined and left. */
 mgpu_status mgpu_exchange_resolve(mgpu_stencil *st);
 size_t mgpu_exchange_host_bytes(mgpu_exchange mode, size_t pitch, int halo);
 mgpu_status mgpu_exchange_part_alloc(mgpu_stencil *st, part *pt);
 void mgpu_exchange_part_free(part *pt);
+/* Mode managed (NULL field elsewhere): the field's two buffers in managed
+ * memory, each local part's buffers pointing into them, placed; freed.
+ * The local rows [*FIRST, *END) that PT's reset writes: all of them, but
+ * in mode managed, where its halos are its neighbours' rows, only its own;
+ * then what follows the reset (managed: the prefetch to PT's device). */
+mgpu_status mgpu_exchange_field_alloc(mgpu_stencil *st);
+void mgpu_exchange_field_free(mgpu_stencil *st);
+void mgpu_exchange_reset_rows(const mgpu_stencil *st, const part *pt, long long *first,
+                              long long *end);
+mgpu_status mgpu_exchange_reset_done(mgpu_stencil *st, part *pt);
 mgpu_status mgpu_exchange_nccl_join(mgpu_stencil *st, const mgpu_nccl_id *given);
 void mgpu_exchange_nccl_leave(mgpu_stencil *st);
-/* One-row halos, modes direct and ipc: where PT's kernel of STEP also
+/* One-row halos, modes direct, managed and ipc: where PT's kernel of STEP also
  * stores its edge rows, the neighbours' halos of the buffer it writes (TO[0]
  * the part above's, TO[1] the part below's), or NULL and NULL; where it
  * does, the send of STEP+1 finds them delivered (the kernel launched next

@@ -95,7 +95,7 @@ static mgpu_status part_alloc(mgpu_stencil *st, part *pt)
     int dev = pt->slab.device;
     size_t bytes;
     MGPU_TRY(part_buffer_bytes(pt->pitch, pt->rows, st->halo, &bytes));
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < 2 && !st->field[b]; b++) { /* managed: in the field */
         void *p;
         MGPU_TRY(mgpu_malloc(dev, bytes, &p));
         pt->buf[b] = p;
@@ -155,7 +155,8 @@ mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc 
         if (is_local(st, p) && (status = mgpu_check_device(pt->slab.device)) != MGPU_OK)
             goto fail;
     }
-    if ((status = mgpu_exchange_resolve(st)) != MGPU_OK)
+    if ((status = mgpu_exchange_resolve(st)) != MGPU_OK ||
+        (status = mgpu_exchange_field_alloc(st)) != MGPU_OK)
         goto fail;
     for (int p = st->first; p < st->first + st->count; p++)
         if ((status = part_alloc(st, &st->parts[p])) != MGPU_OK)
@@ -187,7 +188,7 @@ void mgpu_stencil_destroy(mgpu_stencil *st)
             mgpu_device_synchronize(st->parts[p].slab.device);
     for (int p = st->first; p < st->first + st->count; p++) {
         part *pt = &st->parts[p];
-        for (int b = 0; b < 2; b++)
+        for (int b = 0; b < 2 && !st->field[b]; b++)
             mgpu_free(pt->slab.device, pt->buf[b]);
         mgpu_exchange_part_free(pt);
         mgpu_event_destroy(pt->sent[0]);
@@ -196,6 +197,7 @@ void mgpu_stencil_destroy(mgpu_stencil *st)
         mgpu_event_destroy(pt->computed);
         mgpu_stream_destroy(pt->stream);
     }
+    mgpu_exchange_field_free(st);
     mgpu_event_destroy(st->fork);
     free(st);
 }
@@ -320,29 +322,33 @@ mgpu_status mgpu_stencil_reset(mgpu_stencil *st, int p)
     pt->delivered = -1;
     MGPU_TRY(mgpu_device_set(pt->slab.device));
     /* The field is made on the host a block at a time, so even a 50000 x
-     * 50000 grid needs little host memory to start. */
+     * 50000 grid needs little host memory to start.  Its rows: all the
+     * part's, but where they are the neighbours' own (exchange.c). */
+    long long first, end;
+    mgpu_exchange_reset_rows(st, pt, &first, &end);
     long long block = (long long) ((64u << 20) / row_size);
-    long long total = pt->rows + 2 * st->halo;
+    long long total = end - first;
     block = block < 1 ? 1 : block > total ? total : block;
     float *host = malloc((size_t) block * row_size);
     if (!host)
         return mgpu_fail(MGPU_ERR_NOMEM, "reset: out of host memory");
     mgpu_status status = MGPU_OK;
-    for (long long r = 0; r < total && status == MGPU_OK; r += block) {
-        long long n = total - r < block ? total - r : block;
+    for (long long r = first; r < end && status == MGPU_OK; r += block) {
+        long long n = end - r < block ? end - r : block;
         initial_block(st, pt, host, r, n);
         status = mgpu_memcpy(pt->buf[0] + (size_t) r * pt->pitch, host, (size_t) n * row_size);
     }
     free(host);
     /* Buffer 1 is buffer 0 with every cell a step computes poisoned: all
      * bits set is a NaN, so a cell that no step writes fails verification. */
+    size_t from = (size_t) first * pt->pitch;
     if (status == MGPU_OK)
-        status = mgpu_memcpy(pt->buf[1], pt->buf[0], (size_t) total * row_size);
+        status = mgpu_memcpy(pt->buf[1] + from, pt->buf[0] + from, (size_t) total * row_size);
     if (status == MGPU_OK)
         status = mgpu_memset_2d(pt->slab.device, pt->buf[1] + (size_t) st->halo * pt->pitch + 1,
                                 row_size, 0xff, (size_t) (st->desc.nx - 2) * sizeof(float),
                                 (size_t) pt->rows);
-    return status;
+    return status == MGPU_OK ? mgpu_exchange_reset_done(st, pt) : status;
 }
 
 mgpu_status mgpu_stencil_map_part(mgpu_stencil *st, int p, float *buffer0, float *buffer1)

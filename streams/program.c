@@ -89,7 +89,8 @@ static const mgpu_program program = {
                "rows while its interior computes",
     .exchanges = MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER) |
                  MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_PEER_ASYNC) |
-                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL),
+                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_DIRECT) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL) |
+                 MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MANAGED),
     .extra = extra,
     .deep_halo = 1,
 };
@@ -138,13 +139,23 @@ static mgpu_status check_request(const streams_options *o, const mgpu_options *o
                                               "halos by cudaMemcpyPeer and "
                                               "cudaMemcpyPeerAsync (accepted with it: "
                                               "--halo=1)");
-    /* NCCL's transfers of a part are one group on its stream, issued by the
-     * stencil domain: nothing for the edge rows' own streams to overlap. */
-    if (opt->exchange == MGPU_EXCHANGE_NCCL && (o->overlap == STREAMS_OVERLAP_ON || o->graph))
-        return mgpu_error_set(MGPU_ERR_USAGE, "--exchange=nccl: each part's halos are one NCCL "
-                                              "group on its stream, issued as mgpu-single "
-                                              "does (accepted with it: --overlap=off or auto, "
-                                              "no --graph)");
+    /* NCCL's transfers of a part are one group on its stream, and managed
+     * memory moves nothing, both issued by the stencil domain: nothing for
+     * the edge rows' own streams to overlap (streams_domain_mode). */
+    if (streams_domain_mode(opt->exchange) && (o->overlap == STREAMS_OVERLAP_ON || o->graph))
+        return mgpu_error_set(MGPU_ERR_USAGE,
+                              "--exchange=%s: %s; the steps are issued as mgpu-single issues "
+                              "them (accepted with it: --overlap=off or auto, no --graph)",
+                              mgpu_exchange_name(opt->exchange),
+                              opt->exchange == MGPU_EXCHANGE_NCCL
+                                  ? "each part's halos are one NCCL group on its stream"
+                                  : "each part's kernel reads its neighbours' rows in managed "
+                                    "memory, where nothing is sent");
+    if (opt->exchange == MGPU_EXCHANGE_MANAGED && o->compare_exchange)
+        return mgpu_error_set(MGPU_ERR_USAGE, "--compare-exchange: copies halos between the "
+                                              "parts' own buffers, and --exchange=managed's "
+                                              "parts share one field (accepted with it: "
+                                              "another --exchange)");
     if (o->graph + o->pipeline + o->monitor > 1)
         return mgpu_error_set(MGPU_ERR_USAGE, "--graph, --pipeline, --monitor: these are "
                                               "modes (accepted: one of them at most)");
@@ -259,9 +270,10 @@ static mgpu_status compare(const streams_options *o, streams_domain *dom, const 
         mgpu_record_set_number(rec, "time_nograph_s", other_s);
         mgpu_record_set_number(rec, "host_us_per_step_nograph", other_host_s / steps * 1e6);
         mgpu_record_set_number(rec, "graph_gain", other_s / time_s);
-    } else if (!deep_overlap_refused(run->opt, dom->nparts) && dom->mode != MGPU_EXCHANGE_NCCL) {
-        /* With NCCL, or deep halos that cannot overlap, the stencil domain
-         * steps, overlap or not: there is no other variant to time. */
+    } else if (!deep_overlap_refused(run->opt, dom->nparts) && !streams_domain_mode(dom->mode)) {
+        /* With NCCL or managed memory, or deep halos that cannot overlap,
+         * the stencil domain steps, overlap or not: there is no other
+         * variant to time. */
         dom->overlap = !dom->overlap;
         mgpu_status status = time_variant(dom, run, dom->overlap ? "overlap on" : "overlap off", 1,
                                           &other_s, &other_host_s);
@@ -315,7 +327,7 @@ static mgpu_status overlapped(const streams_options *o, mgpu_run *run)
         long long cells = (slabs[0].row_end - slabs[0].row_begin) * run->opt->nx;
         long long least = o->graph ? OVERLAP_MIN_CELLS_GRAPH : OVERLAP_MIN_CELLS;
         overlap = run->ndevices > 1 && cells >= least &&
-                  !deep_overlap_refused(run->opt, run->ndevices) && mode != MGPU_EXCHANGE_NCCL;
+                  !deep_overlap_refused(run->opt, run->ndevices) && !streams_domain_mode(mode);
     }
     streams_domain dom;
     mgpu_graph *graph = NULL;

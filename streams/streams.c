@@ -385,15 +385,16 @@ mgpu_status streams_synchronize(streams_domain *dom)
     return MGPU_OK;
 }
 
-/* Deep halos without the overlap, and mode nccl: the stencil domain's
- * steps, as one thread issues them in mgpu-single (every part sends, then
- * every part receives and computes); in modes peer-async and direct nothing
- * waits on the host, the streams order themselves through the domain's
- * events, and in mode nccl every part's transfers of a step go out as one
- * group on the parts' streams.  The edge-row streams and events stay idle. */
+/* Deep halos without the overlap, and modes nccl and managed: the stencil
+ * domain's steps, as one thread issues them in mgpu-single (every part
+ * sends, then every part receives and computes); in modes peer-async,
+ * direct and managed nothing waits on the host, the streams order
+ * themselves through the domain's events, and in mode nccl every part's
+ * transfers of a step go out as one group on the parts' streams.  The
+ * edge-row streams and events stay idle. */
 static bool domain_steps(const streams_domain *dom)
 {
-    return (dom->halo > 1 && !dom->overlap) || dom->mode == MGPU_EXCHANGE_NCCL;
+    return (dom->halo > 1 && !dom->overlap) || streams_domain_mode(dom->mode);
 }
 
 static mgpu_status send_all(streams_domain *dom, long long step)

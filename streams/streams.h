@@ -2,6 +2,8 @@
 #ifndef STREAMS_H
 #define STREAMS_H
 
+#include <stdbool.h>
+
 #include "mgpu.h"
 #include "mgpu/harness.h"
 #include "mgpu/measurement.h"
@@ -49,8 +51,8 @@ typedef struct streams_domain {
     mgpu_stencil *st;
     int nparts;
     mgpu_exchange mode;    /* how edge rows travel: peer, peer-async or direct;
-                              nccl: the stencil domain's steps, as with deep
-                              halos without the overlap */
+                              nccl, managed: the stencil domain's steps, as
+                              with deep halos without the overlap */
     int overlap;           /* 0: one stream per part, compute then send */
     int halo;              /* K: rows a band of the overlapped step, steps a cycle;
                               above 1 without the overlap, the stencil domain's own
@@ -60,6 +62,15 @@ typedef struct streams_domain {
     long long graph_steps; /* --graph: the steps one replay runs (even) */
     streams_part part[MGPU_MAX_DEVICES];
 } streams_domain;
+
+/* Modes whose halos the stencil domain moves in its own steps, overlap or
+ * not: nccl (one group of transfers a part) and managed (nothing moves: the
+ * kernel reads its neighbours' rows where they are).  Nothing is left for
+ * the edge rows' own streams to overlap, nor for streams.c's graph. */
+static inline bool streams_domain_mode(mgpu_exchange mode)
+{
+    return mode == MGPU_EXCHANGE_NCCL || mode == MGPU_EXCHANGE_MANAGED;
+}
 
 mgpu_status streams_domain_create(streams_domain *dom, const mgpu_options *opt, int nparts,
                                   mgpu_exchange mode, int overlap);
