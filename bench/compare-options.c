@@ -230,7 +230,8 @@ void cmp_options_free(cmp_options *opt)
 static void print_help(void)
 {
     char modes[256], text[sizeof modes + 128];
-    mgpu_names_join(modes, sizeof modes, mgpu_exchange_names + CMP_FIRST_MODE, MGPU_ALL_NAMES, ",");
+    mgpu_names_join(modes, sizeof modes, mgpu_exchange_names + CMP_FIRST_MODE, MGPU_ALL_NAMES,
+                    ", ");
     printf("Usage: %s [OPTION]...\n"
            "Run every built strategy program on 1 and more devices with each of its\n"
            "exchange modes and print them side by side; write results.csv, results.json\n"

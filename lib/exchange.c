@@ -497,7 +497,7 @@ void mgpu_exchange_reset_rows(const mgpu_stencil *st, const part *pt, long long 
     bool own_all = st->mode != MGPU_EXCHANGE_MANAGED;
     *first = own_all || pt->slab.row_begin == 1 ? 0 : st->halo;
     *end = own_all || pt->slab.row_end == st->desc.ny - 1 ? pt->rows + 2 * st->halo
-                                                            : pt->rows + st->halo;
+                                                          : pt->rows + st->halo;
 }
 
 /* The local rows [R0, R1) of PT's buffers, each of them, advised HINT for
@@ -521,8 +521,8 @@ static mgpu_status place_part(const mgpu_stencil *st, const part *pt)
     mgpu_exchange_reset_rows(st, pt, &first, &end);
     MGPU_TRY(advise_rows(pt, first, end, MGPU_MANAGED_PREFER, dev));
     if (pt->above >= 0 && st->parts[pt->above].slab.device != dev)
-        MGPU_TRY(advise_rows(pt, first, 2, MGPU_MANAGED_ACCESSED_BY,
-                             st->parts[pt->above].slab.device));
+        MGPU_TRY(
+            advise_rows(pt, first, 2, MGPU_MANAGED_ACCESSED_BY, st->parts[pt->above].slab.device));
     if (pt->below >= 0 && st->parts[pt->below].slab.device != dev)
         MGPU_TRY(advise_rows(pt, pt->rows, end, MGPU_MANAGED_ACCESSED_BY,
                              st->parts[pt->below].slab.device));

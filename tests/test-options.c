@@ -335,7 +335,7 @@ static void test_exchange_mask(void)
 
     check_usage_error("--exchange=ipc in a program without it", code, "--exchange");
     CHECK(strstr(err, "not supported by test-prog") != NULL &&
-              strstr(err, "(supported: auto, peer, peer-async, staged, direct, mapped)"),
+              strstr(err, "(supported: auto, peer, peer-async, staged, direct, mapped, managed)"),
           "the message names the supported modes: %s", err);
     check_rejected("--exchange=mpi", "--exchange");
 
@@ -508,7 +508,7 @@ static void test_help_and_version(void)
 
     code = PARSE(&opt, "--list-exchanges");
     CHECK(code == 0 && err[0] == '\0' &&
-              strcmp(out, "peer\npeer-async\nstaged\ndirect\nmapped\n") == 0,
+              strcmp(out, "peer\npeer-async\nstaged\ndirect\nmapped\nmanaged\n") == 0,
           "--list-exchanges: the modes the program implements, one a line, no auto");
     CHECK(PARSE(&opt, "--list-exchanges=peer") == 2, "--list-exchanges takes no value");
 }
@@ -583,6 +583,7 @@ static void test_exchange_table(void)
     for (int m = MGPU_EXCHANGE_PEER; m <= MGPU_EXCHANGE_MAPPED; m++)
         CHECK(modes & MGPU_EXCHANGE_BIT(m), "the domain moves halos in %s", mgpu_exchange_name(m));
     CHECK(modes & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_NCCL), "and in nccl");
+    CHECK(modes & MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MANAGED), "and in managed");
     CHECK(!(modes & (MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_IPC) | MGPU_EXCHANGE_BIT(MGPU_EXCHANGE_MPI))),
           "ipc and mpi belong to the strategies (%#x)", modes);
 }

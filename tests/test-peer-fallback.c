@@ -2,7 +2,8 @@
  * the staged path through pinned host memory and still deliver the bytes;
  * the stencil's auto exchange falls back to staged (with peer access, and
  * for one part alone, it takes direct), and `direct', which needs peer
- * access, is refused as a usage error. */
+ * access, is refused as a usage error.  Likewise `managed' on a device
+ * without concurrent managed access, which auto never takes. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -77,6 +78,28 @@ int main(void)
     CHECK(mgpu_stencil_create(&st, &desc) == MGPU_OK &&
               mgpu_stencil_exchange_mode(st) == MGPU_EXCHANGE_DIRECT,
           "auto exchange of one part is direct");
+    mgpu_stencil_destroy(st);
+
+    /* Managed memory needs no peer access, but devices that use it at the
+     * same time as each other; auto takes direct even where it could run. */
+    desc.nparts = 2;
+    desc.exchange = MGPU_EXCHANGE_MANAGED;
+    CHECK(mgpu_stencil_create(&st, &desc) == MGPU_OK &&
+              mgpu_stencil_exchange_mode(st) == MGPU_EXCHANGE_MANAGED,
+          "managed without peer access, both devices with concurrent managed access");
+    mgpu_stencil_destroy(st);
+    mgpu_host_managed_set(1, 0);
+    CHECK(mgpu_stencil_create(&st, &desc) == MGPU_ERR_USAGE && st == NULL &&
+              strstr(mgpu_last_error(), "device 1") &&
+              strstr(mgpu_last_error(), "cudaDevAttrConcurrentManagedAccess 0"),
+          "managed on a device without concurrent managed access is a usage error: %s",
+          mgpu_last_error());
+    mgpu_host_managed_set(1, 1);
+    mgpu_host_peer_set(0, 1, 1);
+    desc.exchange = MGPU_EXCHANGE_AUTO;
+    CHECK(mgpu_stencil_create(&st, &desc) == MGPU_OK &&
+              mgpu_stencil_exchange_mode(st) == MGPU_EXCHANGE_DIRECT,
+          "auto takes direct, never managed");
     mgpu_stencil_destroy(st);
     return check_done();
 }

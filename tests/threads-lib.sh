@@ -13,7 +13,7 @@ thread_matrix() {
     label=$1 grids=$2
     shift 2
     turn=0
-    for exchange in peer peer-async staged direct mapped; do
+    for exchange in peer peer-async staged direct mapped managed; do
         for devices in 1 2 3 4; do
             for kernel in pattern2d jacobi; do
                 for grid in $grids; do
