@@ -14,7 +14,7 @@ common="--backend=cuda --repeat=1 --warmup=0"
 # once (run_at_once in lib.sh).
 on_devices() {
     devices=$1
-    for exchange in peer peer-async staged direct mapped; do
+    for exchange in peer peer-async staged direct mapped managed; do
         for kernel in pattern2d jacobi; do
             for grid in "17 13 7" "101 53 5" "1001 7 3" "3 $((devices + 2)) 2"; do
                 set -- $grid

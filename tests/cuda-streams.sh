@@ -50,7 +50,7 @@ on_devices() {
                 --kernel=$kernel --nx=37 --ny=31 --steps=5
         done
     done
-    for exchange in peer direct; do
+    for exchange in peer direct managed; do
         check_run "exchange=$exchange, $devices devices" \
             "$prog" $cpu --exchange=$exchange --devices=$devices --nx=129 --ny=77 --steps=9
     done

@@ -17,7 +17,7 @@ strategies="$pthread,--mode=step $pthread,--mode=persistent"
 [ -x "$openmp" ] && strategies="$strategies $openmp," || echo "# mgpu-openmp is not built"
 
 runs="--backend=cuda --repeat=2 --warmup=1"
-exchanges="peer peer-async staged direct mapped"
+exchanges="peer peer-async staged direct mapped managed"
 kernels="pattern2d jacobi"
 
 # count WORD...: how many words.

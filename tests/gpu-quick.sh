@@ -116,6 +116,15 @@ group_single() {
         "$single" $cpu --exchange=direct --kernel=jacobi --nx=1001 --ny=55 --steps=7
     check_run "single: mapped, pattern2d, 101 x 55" \
         "$single" $cpu --exchange=mapped --kernel=pattern2d --nx=101 --ny=55 --steps=5
+    # Managed memory: one field, each kernel reading its neighbours' edge
+    # rows where they live and storing jacobi's periodic rows (the GPUs of
+    # this tier have concurrent managed access; without it, exit 2).
+    check_run "single: managed, jacobi, 1001 x 55" \
+        "$single" $cpu --exchange=managed --kernel=jacobi --nx=1001 --ny=55 --steps=7
+    record_is "single: managed" exchange managed
+    check_run "single: --graph, managed, jacobi, 101 x 55, 70 steps" \
+        "$single" $cpu --repeat=2 --graph --exchange=managed --kernel=jacobi --nx=101 \
+        --ny=55 --steps=70
     # One device: jacobi's periodic rows make it its own neighbour, and
     # auto takes direct, the step's kernel storing its own halos.
     check_run "single: 1 device, auto, jacobi, 33 x 21" \
@@ -153,6 +162,11 @@ group_threads() {
         --nx=1001 --ny=55 --steps=11
     check_run "pthread: mapped, jacobi, 101 x 55" \
         "$pthread" $cpu --exchange=mapped --kernel=jacobi --nx=101 --ny=55 --steps=5
+    # Long kernels on one managed field, N against one: a missing event
+    # lets a device read a neighbour's row a step early or late.
+    check_run "pthread: managed, N vs 1" "$pthread" $vs1 --exchange=managed --steps=13
+    check_run "pthread: managed, pattern2d, 3 x $small (one row a device)" \
+        "$pthread" $cpu --exchange=managed --kernel=pattern2d --nx=3 --ny=$small --steps=2
     # Several passes a cycle with async copies: each thread's stream waits
     # for its neighbours' copies, which a missing event lets it overtake.
     check_run "pthread: peer-async --halo=4 --time-block=2, N vs 1" \
@@ -185,6 +199,11 @@ group_threads() {
         "$openmp" $cpu --exchange=direct --kernel=jacobi --nx=101 --ny=55 --steps=5
     check_run "openmp: mapped, pattern2d, 1001 x 55" \
         "$openmp" $cpu --exchange=mapped --kernel=pattern2d --nx=1001 --ny=55 --steps=7
+    check_run "openmp: managed, jacobi, 101 x 55" \
+        "$openmp" $cpu --exchange=managed --kernel=jacobi --nx=101 --ny=55 --steps=5
+    check_fault "openmp: managed, MGPU_INJECT_FAULT=3:1 ends the run" \
+        "device 1 failed at step 3" $((seed_base + 13)) \
+        env MGPU_INJECT_FAULT=3:1 "$openmp" --backend=cuda --exchange=managed --devices=$D
     check_run "openmp: --graph --halo=2 --time-block=1, peer-async, N vs 1" \
         "$openmp" $vs1 --graph --exchange=peer-async --halo=2 --time-block=1 --steps=45
     check_control "openmp --cpu-control, direct" \
@@ -216,6 +235,9 @@ group_streams() {
     check_run "streams: --graph, auto, jacobi, 33 x $((3 * D + 2)), 7 steps" \
         "$streams" $cpu --graph --kernel=jacobi --nx=33 --ny=$((3 * D + 2)) --steps=7
     record_is "streams: auto on $D devices with peer access" exchange direct
+    # Managed memory through the stencil domain's steps (nothing to overlap).
+    check_run "streams: managed, pattern2d, 1001 x 55" \
+        "$streams" $cpu --exchange=managed --kernel=pattern2d --nx=1001 --ny=55 --steps=7
     # 11.2: the kernels report progress through a monitor kernel.
     check_run "streams: --monitor, pattern2d, 101 x 55" \
         "$streams" $cpu --monitor --kernel=pattern2d --nx=101 --ny=55 --steps=5
