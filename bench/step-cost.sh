@@ -10,6 +10,13 @@
 # the variants built already, as DIR/peer-VARIANT (from the same checkout,
 # for the same GPUs), run as they are, so that a GPU machine's time is not
 # spent on nvcc.
+# EXCHANGES: the modes mgpu-single, -pthread, -openmp and -streams run
+# (default: direct, with and without --graph, and managed);
+# PEER_VARIANTS: the peer's variants (default: every one below).  The
+# peer's multi_threaded_um is built as it ships, without its hints, and as
+# multi_threaded_um_hints with -DUM_HINTS (its cudaMemAdvise calls name a
+# device as CUDA 12 did, so a CUDA 13 nvcc may refuse it: stepcost-err.txt
+# says so).
 # Records go to $OUT/stepcost.jsonl (or ./gpu-out), one JSON object a line,
 # the table to stdout.
 set -u
@@ -17,6 +24,9 @@ out=${OUT:-./gpu-out}
 mkdir -p "$out"
 sizes=${1:-1024 2048 4096 8192 16384}
 devices=${2:-2}
+exchanges=${EXCHANGES:-direct managed}
+variants=${PEER_VARIANTS:-multi_threaded_copy multi_threaded_copy_overlap multi_threaded_p2p \
+    multi_threaded_p2p_opt multi_threaded_um multi_threaded_um_hints}
 records=$out/stepcost.jsonl
 # What this run writes, this run's alone.
 : >"$records"
@@ -44,8 +54,12 @@ for n in $sizes; do
     for prog in single_thread/mgpu-single pthread/mgpu-pthread openmp/mgpu-openmp \
         streams/mgpu-streams; do
         [ -x $prog ] || continue
-        run $prog $common --exchange=direct
-        run $prog $common --exchange=direct --graph
+        for x in $exchanges; do
+            run $prog $common --exchange="$x"
+            if [ "$x" = direct ]; then
+                run $prog $common --exchange=direct --graph
+            fi
+        done
     done
     run fork/mgpu-fork $common --exchange=ipc
     [ -x persistent/mgpu-persistent ] && run persistent/mgpu-persistent $common
@@ -53,20 +67,21 @@ done
 
 # The peer: its own Makefiles name an older C++ standard than nvcc 13 takes.
 if [ -n "${PEER:-}" ]; then
-    for v in multi_threaded_copy multi_threaded_copy_overlap multi_threaded_p2p \
-        multi_threaded_p2p_opt; do
-        [ -d "$PEER/$v" ] || continue
+    for v in $variants; do
+        dir=${v%_hints} # multi_threaded_um_hints: multi_threaded_um -DUM_HINTS
+        [ -d "$PEER/$dir" ] || continue
         if [ -x "${PEER_BIN:-/nonexistent}/peer-$v" ]; then
             cp "$PEER_BIN/peer-$v" "$out/peer-$v" && continue
         fi
-        nvcc -O3 -std=c++17 -Xcompiler -fopenmp -DHAVE_CUB -ldl \
-            -gencode arch=compute_90,code=sm_90 -o "$out/peer-$v" "$PEER/$v/jacobi.cu" \
+        hints=
+        [ "$v" = "$dir" ] || hints=-DUM_HINTS
+        nvcc -O3 -std=c++17 -Xcompiler -fopenmp -DHAVE_CUB $hints -ldl \
+            -gencode arch=compute_90,code=sm_90 -o "$out/peer-$v" "$PEER/$dir/jacobi.cu" \
             >>"$out/stepcost-err.txt" 2>&1 || echo "peer $v: build failed" >>"$out/stepcost-err.txt"
     done
     for n in $sizes; do
         s=$(steps_for "$n")
-        for v in multi_threaded_copy multi_threaded_copy_overlap multi_threaded_p2p \
-            multi_threaded_p2p_opt; do
+        for v in $variants; do
             [ -x "$out/peer-$v" ] || continue
             # multi_threaded_p2p_opt takes no other -nccheck than 1 (it
             # says "Only nccheck = 1 is supported" and runs nothing).

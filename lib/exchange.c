@@ -120,7 +120,11 @@ mgpu_status mgpu_exchange_resolve(mgpu_stencil *st)
     case MGPU_EXCHANGE_NCCL:
         return mgpu_nccl_check(); /* a build with NCCL, the cuda backend */
     case MGPU_EXCHANGE_MANAGED:
-        return managed_check(st); /* managed memory reaches every device */
+        /* Managed memory reaches every device without it; peer access is
+         * enabled where the devices have it, as multi_threaded_um does, for
+         * the mappings of a neighbour's pages that the hints ask for. */
+        MGPU_TRY(managed_check(st));
+        return enable_peers(st, false);
     default:
         return mgpu_fail(MGPU_ERR_USAGE, "--exchange: unknown mode %d", (int) st->mode);
     }
