@@ -88,7 +88,7 @@ SIZES = ["4K", "8K", "4", "0", "3", "1k", "4KB", "-4K", "K", "4.5K", "64K",
          "18446744073709551616K", "4096"]
 NAMES = ["auto", "cuda", "host", "pattern2d", "jacobi", "table", "csv", "json", "cpu",
          "device", "none", "peer", "peer-async", "staged", "direct", "mapped", "ipc", "mpi",
-         "on", "off", "runtime", "driver", "step", "persistent", "", "HOST", "hos", "host ",
+         "managed", "on", "off", "runtime", "driver", "step", "persistent", "", "HOST", "hos", "host ",
          "single", "fork", "pthread", "openmp", "streams"]
 LISTS = ["1", "1,2", "1-2", "2-1", "", ",", "1,,2", "0", "single", "single,single",
          "single,bogus", "peer,staged", "a" * 600, "1-99999999999"]
