@@ -15,8 +15,8 @@
 # PEER_VARIANTS: the peer's variants (default: every one below).  The
 # peer's multi_threaded_um is built as it ships, without its hints, and as
 # multi_threaded_um_hints with -DUM_HINTS (its cudaMemAdvise calls name a
-# device as CUDA 12 did, so a CUDA 13 nvcc may refuse it: stepcost-err.txt
-# says so).
+# device as CUDA 12 did; bench/peer-um-hints.h, forced in, gives them CUDA
+# 13's form).
 # Records go to $OUT/stepcost.jsonl (or ./gpu-out), one JSON object a line,
 # the table to stdout.
 set -u
@@ -74,7 +74,7 @@ if [ -n "${PEER:-}" ]; then
             cp "$PEER_BIN/peer-$v" "$out/peer-$v" && continue
         fi
         hints=
-        [ "$v" = "$dir" ] || hints=-DUM_HINTS
+        [ "$v" = "$dir" ] || hints="-DUM_HINTS -include $(dirname "$0")/peer-um-hints.h"
         nvcc -O3 -std=c++17 -Xcompiler -fopenmp -DHAVE_CUB $hints -ldl \
             -gencode arch=compute_90,code=sm_90 -o "$out/peer-$v" "$PEER/$dir/jacobi.cu" \
             >>"$out/stepcost-err.txt" 2>&1 || echo "peer $v: build failed" >>"$out/stepcost-err.txt"
