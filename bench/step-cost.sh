@@ -11,7 +11,9 @@
 # for the same GPUs), run as they are, so that a GPU machine's time is not
 # spent on nvcc.
 # EXCHANGES: the modes mgpu-single, -pthread, -openmp and -streams run
-# (default: direct, with and without --graph, and managed);
+# (default: direct and managed, each with and without --graph where the
+# program captures it); PROGRAMS: those programs (default: the four), and
+# when set, mgpu-fork and mgpu-persistent are left out;
 # PEER_VARIANTS: the peer's variants (default: every one below).  The
 # peer's multi_threaded_um is built as it ships, without its hints, and as
 # multi_threaded_um_hints with -DUM_HINTS (its cudaMemAdvise calls name a
@@ -25,6 +27,8 @@ mkdir -p "$out"
 sizes=${1:-1024 2048 4096 8192 16384}
 devices=${2:-2}
 exchanges=${EXCHANGES:-direct managed}
+programs=${PROGRAMS:-single_thread/mgpu-single pthread/mgpu-pthread openmp/mgpu-openmp \
+    streams/mgpu-streams}
 variants=${PEER_VARIANTS:-multi_threaded_copy multi_threaded_copy_overlap multi_threaded_p2p \
     multi_threaded_p2p_opt multi_threaded_um multi_threaded_um_hints}
 records=$out/stepcost.jsonl
@@ -51,16 +55,20 @@ for n in $sizes; do
     common="--backend=cuda --kernel=jacobi --nx=$n --ny=$n --steps=$s --devices=$devices \
         --baseline --repeat=3 --verify=none"
     run single_thread/mgpu-single $common --exchange=peer-async
-    for prog in single_thread/mgpu-single pthread/mgpu-pthread openmp/mgpu-openmp \
-        streams/mgpu-streams; do
+    for prog in $programs; do
         [ -x $prog ] || continue
         for x in $exchanges; do
             run $prog $common --exchange="$x"
-            if [ "$x" = direct ]; then
-                run $prog $common --exchange=direct --graph
-            fi
+            # mgpu-streams steps managed through the stencil domain, which
+            # it does not capture.
+            case $x:$prog in
+            direct:* | managed:single_thread/* | managed:pthread/* | managed:openmp/*)
+                run $prog $common --exchange="$x" --graph
+                ;;
+            esac
         done
     done
+    [ -n "${PROGRAMS:-}" ] && continue
     run fork/mgpu-fork $common --exchange=ipc
     [ -x persistent/mgpu-persistent ] && run persistent/mgpu-persistent $common
 done
