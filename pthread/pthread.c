@@ -37,8 +37,9 @@ static bool arrive(worker *w, bool counted)
     double before = mgpu_now();
     pthread_barrier_wait(&t->barrier);
     if (counted) {
-        w->waited += mgpu_now() - before;
-        w->run_waited += mgpu_now() - before;
+        double waited = mgpu_now() - before;
+        w->waited += waited;
+        w->run_waited += waited;
     }
     return !mgpu_failure_before(&t->failure, w->barriers++);
 }
