@@ -17,6 +17,9 @@
 #include "config.h"
 #endif
 
+#include <stdlib.h>
+
+#include "mgpu-test.h"
 #include "stencil-part.h"
 #include "trace.h"
 
@@ -92,6 +95,48 @@ static mgpu_status managed_check(const mgpu_stencil *st)
     return MGPU_OK;
 }
 
+/* MGPU_STAGING_CHUNK=BYTES, the chunk of the staged exchange's copies into
+ * *CHUNK: 0 for whole blocks at any size, so that one can be measured
+ * against the other, or a few bytes, so that the tests' small grids take
+ * the chunked path; unset or empty, MGPU_STAGED_CHUNK. */
+static mgpu_status staging_chunk(size_t *chunk)
+{
+    const char *text = getenv("MGPU_STAGING_CHUNK");
+    long long bytes;
+    *chunk = MGPU_STAGED_CHUNK;
+    if (!text || !*text)
+        return MGPU_OK;
+    if (mgpu_parse_integer(text, &bytes) != 0 || bytes < 0 ||
+        (unsigned long long) bytes > MGPU_STAGED_CHUNK_MAX)
+        return mgpu_fail(MGPU_ERR_USAGE,
+                         "MGPU_STAGING_CHUNK: '%s' is not a chunk of the staged exchange "
+                         "(accepted: 0, whole blocks, or 1 to %zu bytes)",
+                         text, MGPU_STAGED_CHUNK_MAX);
+    *chunk = (size_t) bytes;
+    return MGPU_OK;
+}
+
+/* The chunk that the exchange of DESC's domain in MODE (resolved), HALO
+ * rows deep, stages its blocks in, into *CHUNK; 0 where it copies them
+ * whole.  Chunks in mode staged where the domain holds every part, so that
+ * a sender reaches its neighbours' streams, of two parts or more, so that
+ * none is its own neighbour, and where a block holds at least two chunks,
+ * the fewest of which one's copy to the device overlaps the next one's to
+ * the host (the staged section below). */
+static mgpu_status staged_chunk_of(const mgpu_stencil_desc *desc, mgpu_exchange mode, int halo,
+                                   size_t *chunk)
+{
+    size_t c;
+    *chunk = 0;
+    MGPU_TRY(staging_chunk(&c)); /* a bad value is refused in any mode */
+    bool all_local = desc->local_parts == 0 ||
+                     (desc->first_part == 0 && desc->local_parts == desc->nparts);
+    size_t block = floats_of_block(desc->nx, halo) * sizeof(float);
+    if (mode == MGPU_EXCHANGE_STAGED && all_local && desc->nparts > 1 && c > 0 && block / 2 >= c)
+        *chunk = c;
+    return MGPU_OK;
+}
+
 mgpu_status mgpu_exchange_resolve(mgpu_stencil *st)
 {
     /* auto: direct where every pair that exchanges has peer access (one
@@ -106,6 +151,7 @@ mgpu_status mgpu_exchange_resolve(mgpu_stencil *st)
         MGPU_TRY(all_pairs_have_peer(st, &all));
         st->mode = all ? MGPU_EXCHANGE_DIRECT : MGPU_EXCHANGE_STAGED;
     }
+    MGPU_TRY(staged_chunk_of(&st->desc, st->mode, st->halo, &st->staging_chunk));
     switch (st->mode) {
     case MGPU_EXCHANGE_PEER:
     case MGPU_EXCHANGE_PEER_ASYNC:
@@ -158,6 +204,8 @@ typedef struct push {
     const float *from;
     float *to;
     int to_device;
+    mgpu_stream *to_stream; /* the receiver's */
+    int side;               /* 0: to the part above, 1: below */
 } push;
 
 /* The pushes of PT's exchange at STEP, in the order they are issued: its
@@ -177,6 +225,8 @@ static int pushes_of(mgpu_stencil *st, const part *pt, long long step, push to[2
         to[n].from = block_of(st, pt, step, from_row[side]);
         to[n].to = block_of(st, dst, step, to_row[side]);
         to[n].to_device = dst->slab.device;
+        to[n].to_stream = dst->stream;
+        to[n].side = side;
         if (to[n].to != to[n].from)
             n++;
     }
@@ -380,19 +430,64 @@ static mgpu_status send_direct(mgpu_stencil *st, part *pt, long long step)
  * devices' address space (mapped: copy kernels read and write it,
  * zero-copy).  The sender copies its edge blocks there and synchronises
  * its stream, since the receivers fetch them after the strategy's barrier;
- * then each receiver copies its neighbours' blocks into its halos. */
+ * then each receiver copies its neighbours' blocks into its halos.
+ *
+ * Staged blocks of two chunks or more (staged_chunk_of) go in chunks
+ * instead, each straight from the sender's edge rows into the neighbour's
+ * halo through pinned buffers of that pair's own (mgpu_staged_copy,
+ * lib/staged-copy.c): the copies to the host on the sender's stream, those
+ * to the device on the receiver's, a chunk's copy to the device
+ * overlapping the next one's to the host.  The sender queues both, and the
+ * receiver's recv has nothing left to do.  What orders them, with no event
+ * of the domain's and no host waiting:
+ *  - the copies out of the edge rows follow the sender's passes that wrote
+ *    them and precede its later ones: one stream;
+ *  - the copies into the halo precede the receiver's compute of the
+ *    exchange's step, which it queues on the same stream after the
+ *    strategy's barrier, hence after every send;
+ *  - they follow the receiver's earlier work on those halo rows (the step
+ *    that last read them; with deep halos every pass of the cycle but the
+ *    last), which it queued before the barrier of the step before the
+ *    exchange, hence before the send (wait_for_receivers says why that
+ *    barrier must stay).  The last pass, which it may queue after them,
+ *    reads the other buffer and writes only the slab's rows of this one.
+ * A sender's thread thus queues work on a neighbour's stream, which CUDA
+ * streams allow; the host backend runs each copy at once, into rows that
+ * the neighbour's thread does not touch meanwhile, by the same orders.
+ * The buffers' reuse from one exchange to the next is ordered by the
+ * staged copy's own events. */
 
-size_t mgpu_exchange_host_bytes(mgpu_exchange mode, size_t pitch, int halo)
+/* The bytes of a part's two edge blocks in host memory, one parity's. */
+static size_t edge_bytes(size_t pitch, int halo)
 {
-    bool edges = mode == MGPU_EXCHANGE_STAGED || mode == MGPU_EXCHANGE_MAPPED;
-    return edges ? 2 * (size_t) halo * pitch * sizeof(float) : 0;
+    return 2 * (size_t) halo * pitch * sizeof(float);
+}
+
+mgpu_status mgpu_exchange_host_bytes(const mgpu_stencil_desc *desc, int halo, size_t *bytes)
+{
+    size_t chunk;
+    *bytes = 0;
+    MGPU_TRY(staged_chunk_of(desc, desc->exchange, halo, &chunk));
+    if (chunk > 0) /* a staged copy a side */
+        *bytes = 2 * (size_t) MGPU_STAGED_BUFFERS * chunk;
+    else if (desc->exchange == MGPU_EXCHANGE_STAGED || desc->exchange == MGPU_EXCHANGE_MAPPED)
+        *bytes = 2 * edge_bytes(pitch_of(desc->nx), halo); /* two parities */
+    return MGPU_OK;
 }
 
 mgpu_status mgpu_exchange_part_alloc(mgpu_stencil *st, part *pt)
 {
-    size_t bytes = mgpu_exchange_host_bytes(st->mode, pt->pitch, st->halo);
-    if (bytes == 0)
+    if (st->staging_chunk > 0) {
+        const int to[2] = {pt->above, pt->below};
+        for (int side = 0; side < 2; side++)
+            if (to[side] >= 0)
+                MGPU_TRY(mgpu_staged_copy_create(pt->slab.device, st->parts[to[side]].slab.device,
+                                                 st->staging_chunk, 0, &pt->chunked[side]));
         return MGPU_OK;
+    }
+    if (st->mode != MGPU_EXCHANGE_STAGED && st->mode != MGPU_EXCHANGE_MAPPED)
+        return MGPU_OK;
+    size_t bytes = edge_bytes(pt->pitch, st->halo);
     unsigned flags = st->mode == MGPU_EXCHANGE_MAPPED ? MGPU_HOST_MAPPED : MGPU_HOST_PINNED;
     for (int b = 0; b < 2; b++) {
         void *host, *devp;
@@ -408,9 +503,14 @@ mgpu_status mgpu_exchange_part_alloc(mgpu_stencil *st, part *pt)
 
 void mgpu_exchange_part_free(part *pt)
 {
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b < 2; b++) {
         mgpu_host_free(pt->edges[b]);
+        mgpu_staged_copy_destroy(pt->chunked[b]);
+        pt->chunked[b] = NULL;
+    }
 }
+
+size_t mgpu_stencil_staging_chunk(const mgpu_stencil *st) { return st->staging_chunk; }
 
 /* Edge block E of PT (0: its first K rows, 1: its last K) in its host
  * memory for the exchanges of PARITY, as the copies see it. */
@@ -420,8 +520,20 @@ static float *edge_slot(const mgpu_stencil *st, const part *pt, int parity, int 
     return edges + (size_t) e * (size_t) st->halo * pt->pitch;
 }
 
+/* In chunks: each block into the neighbour's halo, queued on both streams. */
+static mgpu_status send_staged_chunks(mgpu_stencil *st, part *pt, long long step)
+{
+    push to[2];
+    for (int i = 0, n = pushes_of(st, pt, step, to); i < n; i++)
+        MGPU_TRY(mgpu_staged_copy_async(pt->chunked[to[i].side], to[i].to, to[i].from,
+                                        block_bytes(st, pt), pt->stream, to[i].to_stream));
+    return MGPU_OK;
+}
+
 static mgpu_status send_staged(mgpu_stencil *st, part *pt, long long step)
 {
+    if (st->staging_chunk > 0)
+        return send_staged_chunks(st, pt, step);
     const mgpu_row rows[2] = {MGPU_ROW_FIRST, MGPU_ROW_LAST};
     for (int e = 0; e < 2; e++)
         MGPU_TRY(mgpu_memcpy_async(edge_slot(st, pt, exchange_parity(st, step), e),
@@ -759,7 +871,8 @@ mgpu_status mgpu_stencil_recv(mgpu_stencil *st, int p, long long step)
             break;
         case MGPU_EXCHANGE_STAGED:
         case MGPU_EXCHANGE_MAPPED:
-            status = mgpu_stencil_halos_in(st, p, step, host_edge, st);
+            if (st->staging_chunk == 0) /* in chunks, the sends filled the halos */
+                status = mgpu_stencil_halos_in(st, p, step, host_edge, st);
             break;
         default: /* a part with no neighbour receives nothing in any mode */
             if (pt->above >= 0 || pt->below >= 0)

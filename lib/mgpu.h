@@ -501,8 +501,9 @@ mgpu_status mgpu_stencil_create(mgpu_stencil **stencil, const mgpu_stencil_desc 
 /* What mgpu_stencil_create would allocate for DESC's local parts, without
  * allocating: *DEVICE_BYTES of device memory (the parts' buffers; host
  * memory on the host backend) and *HOST_BYTES of host memory (the edge rows
- * of the staged and mapped modes, when DESC names one).  Usage errors as
- * mgpu_stencil_create's for the decomposition. */
+ * of the staged and mapped modes, when DESC names one, or the pinned
+ * buffers of staged copies in chunks).  Usage errors as
+ * mgpu_stencil_create's for the decomposition and MGPU_STAGING_CHUNK. */
 mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_bytes,
                                size_t *host_bytes);
 void mgpu_stencil_destroy(mgpu_stencil *stencil);

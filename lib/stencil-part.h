@@ -34,6 +34,9 @@ typedef struct part {
                              last kernel already stored in its neighbours,
                              or -1 */
     mgpu_nccl_comm *comm; /* nccl: this part's rank */
+    /* staged in chunks: the copies to the part above (0) and below (1), in
+     * place of EDGES */
+    mgpu_staged_copy *chunked[2];
 } part;
 
 struct mgpu_stencil {
@@ -46,6 +49,8 @@ struct mgpu_stencil {
     long long steps; /* of a run, 0: unbounded */
     float *field[2]; /* managed: each buffer of the whole field, one
                         allocation; the parts' buffers point into it */
+    /* staged: the chunk its blocks go in, 0 where they go whole */
+    size_t staging_chunk;
     part parts[MGPU_MAX_DEVICES];
 };
 
@@ -138,12 +143,12 @@ static inline mgpu_status check_current(const part *pt)
     return MGPU_OK;
 }
 
-/* What the domain asks of exchange.c: the mode that auto resolves to and
- * the peer access it needs; the host memory of modes staged and mapped
- * (MODE's bytes a part, for PITCH and HALO), made and freed; managed's
- * field; nccl's communicator, joined and left. */
+/* What the domain asks of exchange.c: the mode that auto resolves to, the
+ * peer access it needs and the chunk of staged copies; the host memory of
+ * modes staged and mapped (*BYTES a part of DESC's, HALO rows deep), made
+ * and freed; managed's field; nccl's communicator, joined and left. */
 mgpu_status mgpu_exchange_resolve(mgpu_stencil *st);
-size_t mgpu_exchange_host_bytes(mgpu_exchange mode, size_t pitch, int halo);
+mgpu_status mgpu_exchange_host_bytes(const mgpu_stencil_desc *desc, int halo, size_t *bytes);
 mgpu_status mgpu_exchange_part_alloc(mgpu_stencil *st, part *pt);
 void mgpu_exchange_part_free(part *pt);
 /* Mode managed (NULL field elsewhere): the field's two buffers in managed

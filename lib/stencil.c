@@ -70,7 +70,8 @@ mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_byt
     int halo = desc->halo > 0 ? desc->halo : 1;
     int first = desc->local_parts ? desc->first_part : 0;
     int count = desc->local_parts ? desc->local_parts : desc->nparts;
-    size_t pitch = pitch_of(desc->nx);
+    size_t pitch = pitch_of(desc->nx), exchange_bytes;
+    MGPU_TRY(mgpu_exchange_host_bytes(desc, halo, &exchange_bytes));
     for (int p = first; p < first + count && p < desc->nparts; p++) {
         size_t bytes;
         /* Within the options' bound on cells, rows padded to a pitch and
@@ -85,7 +86,7 @@ mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_byt
                              desc->nx, desc->ny, desc->nparts, desc->nparts == 1 ? "" : "s", pitch,
                              halo, halo == 1 ? "" : "s", (size_t) SIZE_MAX);
         *device_bytes += 2 * bytes;
-        *host_bytes += 2 * mgpu_exchange_host_bytes(desc->exchange, pitch, halo);
+        *host_bytes += exchange_bytes;
     }
     return MGPU_OK;
 }
