@@ -2,9 +2,14 @@
  * delivers every byte, and no other: 1 byte, one byte short of a chunk,
  * exactly one chunk, one byte past it, many chunks with a remainder, with
  * 2, 3 and the most buffers; copies queued back to back through one set of
- * buffers, the two directions at once; bad arguments refused.  On the host
- * backend always, and between two GPUs (or one with itself) where CUDA
- * runs, where each chunk's order rests on events. */
+ * buffers, the two directions at once; bad arguments refused.  Then the
+ * stencil's staged exchange through it (lib/exchange.c): taken where a
+ * block holds two chunks or more, every part in the process and none its
+ * own neighbour, and only there (mgpu-test.h says which path a domain
+ * took), MGPU_STAGING_CHUNK read or refused, and the fields it gives equal
+ * to the CPU reference.  On the host backend always, and between two GPUs
+ * (or one with itself) where CUDA runs, where each chunk's order rests on
+ * events. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -14,6 +19,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "mgpu-test.h"
 #include "mgpu.h"
 
 /* A small chunk: many chunks without large buffers. */
@@ -172,6 +178,190 @@ static void test_refused(pair *p)
     mgpu_staged_copy_destroy(copy);
 }
 
+/* ------------------------------------ the stencil's staged exchange */
+
+/* MGPU_STAGING_CHUNK as TEXT, or unset for NULL. */
+static void set_chunk(const char *text)
+{
+    if (text)
+        setenv("MGPU_STAGING_CHUNK", text, 1);
+    else
+        unsetenv("MGPU_STAGING_CHUNK");
+}
+
+/* Part P on device P of the first DEVICES, round the ring. */
+static int part_devices[8];
+
+static mgpu_stencil_desc staged_desc(mgpu_kernel kernel, long long nx, long long ny, int parts,
+                                     int halo, int time_block)
+{
+    return (mgpu_stencil_desc){.nx = nx,
+                               .ny = ny,
+                               .kernel = kernel,
+                               .exchange = MGPU_EXCHANGE_STAGED,
+                               .seed = 7,
+                               .nparts = parts,
+                               .devices = part_devices,
+                               .halo = halo,
+                               .time_block = time_block};
+}
+
+/* The chunk of a domain of DESC under MGPU_STAGING_CHUNK=TEXT (mgpu-test.h:
+ * 0 for whole blocks); -1 where the domain is refused, *STATUS saying how. */
+static long long chunk_of(const char *text, const mgpu_stencil_desc *desc, mgpu_status *status)
+{
+    mgpu_stencil *st = NULL;
+    set_chunk(text);
+    *status = mgpu_stencil_create(&st, desc);
+    long long chunk = *status == MGPU_OK ? (long long) mgpu_stencil_staging_chunk(st) : -1;
+    mgpu_stencil_destroy(st);
+    return chunk;
+}
+
+/* STEPS steps of DESC's domain under MGPU_STAGING_CHUNK=TEXT, issued as
+ * mgpu-single issues them; *CHUNK gets the domain's chunk.  The cells that
+ * differ from the CPU reference, or -1 where something failed. */
+static long long staged_mismatches(const char *text, mgpu_stencil_desc desc, long long steps,
+                                   long long *chunk)
+{
+    mgpu_stencil *st = NULL;
+    float *field = malloc(sizeof(float) * (size_t) (desc.nx * desc.ny));
+    float *ref = malloc(sizeof(float) * (size_t) (desc.nx * desc.ny));
+    long long bad = -1;
+    desc.steps = steps;
+    set_chunk(text);
+    mgpu_status status = field && ref ? mgpu_stencil_create(&st, &desc) : MGPU_ERR_NOMEM;
+    *chunk = status == MGPU_OK ? (long long) mgpu_stencil_staging_chunk(st) : -1;
+    for (int p = 0; status == MGPU_OK && p < desc.nparts; p++)
+        status = mgpu_stencil_reset(st, p);
+    for (long long step = 0; status == MGPU_OK && step < steps; step++) {
+        for (int p = 0; status == MGPU_OK && p < desc.nparts; p++)
+            if ((status = mgpu_device_set(mgpu_stencil_device(st, p))) == MGPU_OK)
+                status = mgpu_stencil_send(st, p, step);
+        for (int p = 0; status == MGPU_OK && p < desc.nparts; p++)
+            if ((status = mgpu_device_set(mgpu_stencil_device(st, p))) == MGPU_OK &&
+                (status = mgpu_stencil_recv(st, p, step)) == MGPU_OK)
+                status = mgpu_stencil_compute(st, p, step);
+    }
+    if (status == MGPU_OK)
+        status = mgpu_stencil_gather_all(st, steps, field);
+    if (status == MGPU_OK)
+        status = mgpu_reference_run(ref, desc.kernel, desc.nx, desc.ny, steps, desc.seed);
+    if (status == MGPU_OK) {
+        double err;
+        mgpu_field_compare(field, ref, desc.nx, desc.ny, 0.0, &err, &bad);
+    } else {
+        printf("# %s\n", mgpu_last_error());
+    }
+    mgpu_stencil_destroy(st);
+    free(field);
+    free(ref);
+    return bad;
+}
+
+/* Runs in chunks of a few bytes, each against the CPU reference: odd
+ * widths, uneven slabs, one-row and deep halos, both kernels, two parts
+ * that are each other's neighbours on both sides (jacobi) and chunks that
+ * split a float. */
+static void test_stencil_runs(void)
+{
+    static const struct {
+        const char *chunk;
+        mgpu_kernel kernel;
+        long long nx, ny, steps;
+        int parts, halo, time_block;
+        long long want; /* the chunk the domain takes */
+    } runs[] = {
+        {"4096", MGPU_KERNEL_PATTERN2D, 2051, 41, 7, 3, 1, 1, 4096},
+        {"4096", MGPU_KERNEL_JACOBI, 700, 30, 10, 2, 3, 2, 4096},
+        {"37", MGPU_KERNEL_JACOBI, 37, 43, 11, 4, 4, 3, 37},
+        {"37", MGPU_KERNEL_PATTERN2D, 101, 53, 9, 4, 2, 1, 37},
+        {"0", MGPU_KERNEL_JACOBI, 101, 53, 9, 3, 2, 2, 0},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        mgpu_stencil_desc desc = staged_desc(runs[i].kernel, runs[i].nx, runs[i].ny, runs[i].parts,
+                                             runs[i].halo, runs[i].time_block);
+        long long chunk;
+        long long bad = staged_mismatches(runs[i].chunk, desc, runs[i].steps, &chunk);
+        CHECK(bad == 0 && chunk == runs[i].want,
+              "%s: staged, MGPU_STAGING_CHUNK=%s, %s, %lld x %lld, %d parts, --halo=%d "
+              "--time-block=%d, %lld steps: chunks of %lld bytes (want %lld), the CPU reference's "
+              "field (%lld cells differ)",
+              backend_name, runs[i].chunk, mgpu_kernel_name(runs[i].kernel), runs[i].nx, runs[i].ny,
+              runs[i].parts, runs[i].halo, runs[i].time_block, runs[i].steps, chunk, runs[i].want,
+              bad);
+    }
+}
+
+/* Where the chunked path is taken, and where not. */
+static void test_stencil_choice(void)
+{
+    mgpu_status status;
+    mgpu_stencil_desc two = staged_desc(MGPU_KERNEL_PATTERN2D, 2048, 20, 2, 1, 1);
+    CHECK(chunk_of("4096", &two, &status) == 4096,
+          "%s: a block of exactly two chunks (2048 floats, 4096-byte chunks) goes in chunks",
+          backend_name);
+    two.nx = 2047;
+    CHECK(chunk_of("4096", &two, &status) == 0, "%s: 4 bytes fewer, it goes whole", backend_name);
+    two.nx = 2048;
+    CHECK(chunk_of("0", &two, &status) == 0, "%s: MGPU_STAGING_CHUNK=0: whole at any size",
+          backend_name);
+    two.exchange = MGPU_EXCHANGE_PEER;
+    CHECK(chunk_of("4096", &two, &status) == 0, "%s: no chunks in mode peer", backend_name);
+    two.exchange = MGPU_EXCHANGE_STAGED;
+    two.local_parts = 1;
+    CHECK(chunk_of("4096", &two, &status) == 0,
+          "%s: none where a neighbour is another process's part", backend_name);
+    mgpu_stencil_desc one = staged_desc(MGPU_KERNEL_JACOBI, 2048, 20, 1, 1, 1);
+    CHECK(chunk_of("4096", &one, &status) == 0, "%s: none for one periodic part, its own neighbour",
+          backend_name);
+}
+
+/* MGPU_STAGING_CHUNK unset: 4 MiB chunks, from blocks of 8 MiB (16384
+ * floats, 128 rows deep), as the host memory of a domain shows without
+ * allocating it: three pinned chunks a side, or two parities of edge rows. */
+static void test_stencil_default(void)
+{
+    size_t device_bytes, host_bytes;
+    mgpu_stencil_desc desc = staged_desc(MGPU_KERNEL_JACOBI, 16384, 258, 2, 128, 4);
+    size_t chunked = 2 * 2 * MGPU_STAGED_BUFFERS * MGPU_STAGED_CHUNK;
+    size_t whole = 2 * 2 * 2 * (size_t) 128 * 16384 * sizeof(float);
+    for (int empty = 0; empty < 2; empty++) {
+        set_chunk(empty ? "" : NULL);
+        desc.nx = 16384;
+        CHECK(mgpu_stencil_bytes(&desc, &device_bytes, &host_bytes) == MGPU_OK &&
+                  host_bytes == chunked,
+              "MGPU_STAGING_CHUNK %s: 16384 x 128-row blocks in 4 MiB chunks (%zu host bytes, "
+              "want %zu)",
+              empty ? "empty" : "unset", host_bytes, chunked);
+        desc.nx = 16383;
+        CHECK(mgpu_stencil_bytes(&desc, &device_bytes, &host_bytes) == MGPU_OK &&
+                  host_bytes == whole,
+              "MGPU_STAGING_CHUNK %s: 16383 columns, 4 bytes short of two chunks, whole (%zu "
+              "host bytes, want %zu)",
+              empty ? "empty" : "unset", host_bytes, whole);
+    }
+}
+
+/* A value that is no chunk is refused, whatever the mode, before anything
+ * is made. */
+static void test_stencil_refused(void)
+{
+    static const char *const bad[] = {"abc", "-1", "4096x", " 4096", "1073741825"};
+    mgpu_stencil_desc desc = staged_desc(MGPU_KERNEL_PATTERN2D, 64, 20, 2, 1, 1);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mgpu_status status;
+        size_t device_bytes, host_bytes;
+        desc.exchange = i % 2 ? MGPU_EXCHANGE_PEER : MGPU_EXCHANGE_STAGED;
+        CHECK(chunk_of(bad[i], &desc, &status) == -1 && status == MGPU_ERR_USAGE &&
+                  strstr(mgpu_last_error(), "MGPU_STAGING_CHUNK") &&
+                  mgpu_stencil_bytes(&desc, &device_bytes, &host_bytes) == MGPU_ERR_USAGE,
+              "MGPU_STAGING_CHUNK='%s', --exchange=%s: refused: %s", bad[i],
+              mgpu_exchange_name(desc.exchange), mgpu_last_error());
+    }
+    set_chunk(NULL);
+}
+
 static void run(int a, int b)
 {
     pair p = {a, b, NULL, NULL};
@@ -187,15 +377,29 @@ static void run(int a, int b)
     mgpu_stream_destroy(p.sb);
 }
 
+/* The stencil's parts on DEVICES devices, round the ring. */
+static void run_stencil(int devices)
+{
+    for (int p = 0; p < 8; p++)
+        part_devices[p] = p % devices;
+    test_stencil_runs();
+    test_stencil_choice();
+    set_chunk(NULL);
+}
+
 int main(void)
 {
     backend_name = "host";
-    CHECK(mgpu_init(MGPU_BACKEND_HOST, 2) == MGPU_OK, "host backend with 2 devices");
+    CHECK(mgpu_init(MGPU_BACKEND_HOST, 4) == MGPU_OK, "host backend with 4 devices");
     run(0, 1);
+    run_stencil(4);
+    test_stencil_default();
+    test_stencil_refused();
     int n = 0;
     if (mgpu_init(MGPU_BACKEND_CUDA, 1) == MGPU_OK && mgpu_device_count(&n) == MGPU_OK && n > 0) {
         backend_name = "cuda";
         run(0, n > 1 ? 1 : 0);
+        run_stencil(n);
     } else {
         printf("# no usable GPU: the copies ran on the host backend only\n");
     }
