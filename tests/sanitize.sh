@@ -39,9 +39,10 @@ TSAN_OPTIONS=halt_on_error=1:exitcode=86:allocator_may_return_null=1:second_dead
 export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
 
 # The tests ThreadSanitizer runs: the unit tests and those of the programs
-# that start threads (mgpu-openmp's skip there).
+# that start threads (mgpu-openmp's skip there; staged-chunks.tap's threads
+# queue copies on each other's streams).
 tsan_tests='$(unit_tests) tests/pthread-host.tap tests/openmp-host.tap'
-tsan_tests="$tsan_tests tests/fault-threads.tap tests/p2p-host.tap"
+tsan_tests="$tsan_tests tests/fault-threads.tap tests/p2p-host.tap tests/staged-chunks.tap"
 # Those of the build without jansson: the record in every form and against
 # its schema, and the tests that look for mgpu-compare and mgpu-p2p.
 nojansson_tests='tests/test-record tests/record-json.tap tests/record-schema.tap
