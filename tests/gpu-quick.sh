@@ -174,6 +174,13 @@ group_threads() {
     check_run "pthread: --graph, direct, jacobi, 33 x $((D + 2)), 36 steps" \
         "$pthread" $cpu --repeat=2 --graph --exchange=direct --kernel=jacobi --nx=33 \
         --ny=$small --steps=36
+    # The staged exchange in chunks (lib/exchange.c): 16384 columns 128 rows
+    # deep make blocks of 8 MiB, two of the default 4 MiB chunks, which each
+    # thread queues into its neighbours' halos on their streams; N against
+    # one, three exchanges a run.
+    check_run "pthread: staged in 4 MiB chunks, --halo=128, jacobi, N vs 1" \
+        "$pthread" --backend=cuda --repeat=3 --warmup=1 --verify=device --devices=$D \
+        --exchange=staged --kernel=jacobi --halo=128 --nx=16384 --ny=$((256 * D + 2)) --steps=300
     # 10.5: persistent workers stepped through two barriers while the main
     # thread computes the CPU control field.
     check_control "pthread --mode=persistent --cpu-control, peer-async" \
@@ -195,6 +202,12 @@ group_threads() {
     check_run "openmp: staged, pattern2d, 1001 x 55, --halo=3 --time-block=2" \
         "$openmp" $cpu --exchange=staged --kernel=pattern2d --halo=3 --time-block=2 \
         --nx=1001 --ny=55 --steps=11
+    # Chunks of 1 MiB, eight a block: the pinned buffers refilled within one
+    # block, each once its last chunk has left it.
+    check_run "openmp: staged in 1 MiB chunks, --halo=128, pattern2d, N vs 1" \
+        env MGPU_STAGING_CHUNK=1048576 "$openmp" --backend=cuda --repeat=3 --warmup=1 \
+        --verify=device --devices=$D --exchange=staged --kernel=pattern2d --halo=128 \
+        --nx=16384 --ny=$((256 * D + 2)) --steps=300
     check_run "openmp: direct, jacobi, 101 x 55" \
         "$openmp" $cpu --exchange=direct --kernel=jacobi --nx=101 --ny=55 --steps=5
     check_run "openmp: mapped, pattern2d, 1001 x 55" \
