@@ -5,12 +5,12 @@
 # ./gpu-out).  STAGES picks what runs (default: build quick, the quick GPU
 # tier that every GPU change runs; the others: quick2 check2 checkall
 # gpu2-a to gpu2-e, gpu-a to gpu-e, kernels tune blocked p2p compare sizes
-# stepcost streams mpi big peerdiag floor).  Run from the source tree.  quick is
-# `make check-gpu' on all the GPUs, quick2 on the first two.  The full GPU
-# tests (the GPU scripts run one at a time: their lock) come in five
-# stages, each one device call: gpu2-* on 2 GPUs, gpu-* on all.  compare,
-# sizes and stepcost are the comparison on 1, 2 and all the GPUs that
-# doc/compare-*/ and doc/step-cost-*/ hold.
+# stepcost streams mpi big peerdiag floor stagedchunks).  Run from the
+# source tree.  quick is `make check-gpu' on all the GPUs, quick2 on the
+# first two.  The full GPU tests (the GPU scripts run one at a time: their
+# lock) come in five stages, each one device call: gpu2-* on 2 GPUs, gpu-*
+# on all.  compare, sizes and stepcost are the comparison on 1, 2 and all
+# the GPUs that doc/compare-*/ and doc/step-cost-*/ hold.
 # The host tests are CI's; check2 and checkall run the whole suite, which
 # on a machine of many cores slows the host tests beside the GPU scripts
 # past their time limits (BENCHMARKS.md section 12).
@@ -244,6 +244,26 @@ for stage in $stages; do
         log "50000 x 50000 on 2 GPUs"
         csv single_thread/mgpu-single --backend=cuda --devices=2 --nx=50000 --ny=50000 \
             --steps=20 --repeat=2 --warmup=1 --verify=device
+        ;;
+    stagedchunks)
+        # The stencil's staged exchange with its blocks whole
+        # (MGPU_STAGING_CHUNK=0) and in chunks of 1, 2 and 4 MiB (the
+        # default), on 2 GPUs: 16384 columns 128 and 512 rows deep, blocks of
+        # 8 and 32 MiB, 10 and 4 exchanges a run; exchange_s is the
+        # exchanges alone.  One JSON record a line, a file a chunk.
+        log "the staged exchange whole and in chunks, 16384 x 16384, --halo=128 and 512"
+        for chunk in 0 1048576 2097152 4194304; do
+            for deep in "--halo=128 --steps=1280" "--halo=512 --steps=2048"; do
+                for prog in single_thread/mgpu-single pthread/mgpu-pthread; do
+                    MGPU_STAGING_CHUNK=$chunk $prog --backend=cuda --devices=2 \
+                        --exchange=staged --kernel=jacobi --nx=16384 --ny=16384 $deep \
+                        --repeat=5 --verify=none --format=json \
+                        >>"$out/staged-chunk-$chunk.jsonl" 2>>"$out/bench-err.txt" ||
+                        echo "FAILED: MGPU_STAGING_CHUNK=$chunk $prog $deep" |
+                        tee -a "$out/summary.txt"
+                done
+            done
+        done
         ;;
     peerdiag)
         log "the peer mode under compute-sanitizer"
