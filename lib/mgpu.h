@@ -610,11 +610,12 @@ mgpu_status mgpu_stencil_map_part(mgpu_stencil *stencil, int part, float *buffer
  * rows of the field before STEP in its neighbours' halos (modes direct and
  * ipc, one-row halos, the steps computed). */
 int mgpu_stencil_delivered(const mgpu_stencil *stencil, int part, long long step);
-/* The receiving half of every exchange through staged copies (modes staged
- * and mapped, mgpu-fork's and mgpu-mpi's staged halos, CUDA IPC's deep
- * halos): PART's halos at STEP filled from its neighbours' edge blocks, the
- * top halo from the last block of the part above, the bottom halo from the
- * first block of the part below, each one copy on PART's stream
+/* The receiving half of every exchange through staged copies (mode staged
+ * where it copies whole blocks, mode mapped, mgpu-fork's and mgpu-mpi's
+ * staged halos, CUDA IPC's deep halos): PART's halos at STEP filled from
+ * its neighbours' edge blocks, the top halo from the last block of the
+ * part above, the bottom halo from the first block of the part below,
+ * each one copy on PART's stream
  * (cudaMemcpyAsync; in mode mapped a copy kernel, which reads mapped host
  * memory).  EDGE says where a neighbour's block lies: the block EDGE
  * (MGPU_ROW_FIRST or MGPU_ROW_LAST) of part NEIGHBOUR's field before STEP,
