@@ -324,23 +324,25 @@ static void test_stencil_default(void)
 {
     size_t device_bytes, host_bytes;
     mgpu_stencil_desc desc = staged_desc(MGPU_KERNEL_JACOBI, 16384, 258, 2, 128, 4);
-    size_t chunked = 2 * 2 * MGPU_STAGED_BUFFERS * MGPU_STAGED_CHUNK;
-    size_t whole = 2 * 2 * 2 * (size_t) 128 * 16384 * sizeof(float);
-    for (int empty = 0; empty < 2; empty++) {
-        set_chunk(empty ? "" : NULL);
-        desc.nx = 16384;
-        CHECK(mgpu_stencil_bytes(&desc, &device_bytes, &host_bytes) == MGPU_OK &&
-                  host_bytes == chunked,
-              "MGPU_STAGING_CHUNK %s: 16384 x 128-row blocks in 4 MiB chunks (%zu host bytes, "
-              "want %zu)",
-              empty ? "empty" : "unset", host_bytes, chunked);
-        desc.nx = 16383;
-        CHECK(mgpu_stencil_bytes(&desc, &device_bytes, &host_bytes) == MGPU_OK &&
-                  host_bytes == whole,
-              "MGPU_STAGING_CHUNK %s: 16383 columns, 4 bytes short of two chunks, whole (%zu "
-              "host bytes, want %zu)",
-              empty ? "empty" : "unset", host_bytes, whole);
-    }
+    const struct {
+        long long nx;
+        size_t want;
+        const char *what;
+    } widths[] = {
+        {16384, 2 * 2 * MGPU_STAGED_BUFFERS * MGPU_STAGED_CHUNK, "blocks of two chunks, in chunks"},
+        {16383, 2 * 2 * 2 * (size_t) 128 * 16384 * sizeof(float), "4 bytes short, whole"},
+    };
+    for (int empty = 0; empty < 2; empty++)
+        for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+            set_chunk(empty ? "" : NULL);
+            desc.nx = widths[i].nx;
+            CHECK(mgpu_stencil_bytes(&desc, &device_bytes, &host_bytes) == MGPU_OK &&
+                      host_bytes == widths[i].want,
+                  "MGPU_STAGING_CHUNK %s: %lld columns, 128 rows deep: %s (%zu host bytes, "
+                  "want %zu)",
+                  empty ? "empty" : "unset", widths[i].nx, widths[i].what, host_bytes,
+                  widths[i].want);
+        }
 }
 
 /* A value that is no chunk is refused, whatever the mode, before anything
