@@ -463,13 +463,14 @@ static size_t edge_bytes(size_t pitch, int halo)
     return 2 * (size_t) halo * pitch * sizeof(float);
 }
 
-mgpu_status mgpu_exchange_host_bytes(const mgpu_stencil_desc *desc, int halo, size_t *bytes)
+mgpu_status mgpu_exchange_host_bytes(const mgpu_stencil_desc *desc, int halo, int neighbours,
+                                     size_t *bytes)
 {
     size_t chunk;
     *bytes = 0;
     MGPU_TRY(staged_chunk_of(desc, desc->exchange, halo, &chunk));
-    if (chunk > 0) /* a staged copy a side */
-        *bytes = 2 * (size_t) MGPU_STAGED_BUFFERS * chunk;
+    if (chunk > 0) /* a staged copy a side that has a neighbour */
+        *bytes = (size_t) neighbours * MGPU_STAGED_BUFFERS * chunk;
     else if (desc->exchange == MGPU_EXCHANGE_STAGED || desc->exchange == MGPU_EXCHANGE_MAPPED)
         *bytes = 2 * edge_bytes(pitch_of(desc->nx), halo); /* two parities */
     return MGPU_OK;

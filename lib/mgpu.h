@@ -547,7 +547,9 @@ mgpu_status mgpu_stencil_send_end(mgpu_stencil *stencil);
  * beyond them, at its other steps only the fault check runs; a band
  * nearer a fixed boundary of the field than that pass reaches (N-1 rows for
  * N steps), but not at it, and any other time block are
- * MGPU_ERR_UNSUPPORTED. */
+ * MGPU_ERR_UNSUPPORTED.  The rows' kernel stores nothing beyond them: in
+ * mode managed jacobi's periodic rows are then the caller's to store
+ * (mgpu-streams, its one caller, refuses managed with --overlap=on). */
 mgpu_status mgpu_stencil_compute_rows(mgpu_stencil *stencil, int part, long long step, long long r0,
                                       long long r1, mgpu_stream *stream);
 mgpu_status mgpu_stencil_synchronize(mgpu_stencil *stencil, int part);
@@ -607,8 +609,8 @@ int mgpu_stencil_below(const mgpu_stencil *stencil, int part);
  * PART's halos, as mode direct does between the parts of one process. */
 mgpu_status mgpu_stencil_map_part(mgpu_stencil *stencil, int part, float *buffer0, float *buffer1);
 /* Whether PART's kernel of the step before STEP already stored its edge
- * rows of the field before STEP in its neighbours' halos (modes direct and
- * ipc, one-row halos, the steps computed). */
+ * rows of the field before STEP in its neighbours' halos (modes direct,
+ * managed and ipc, one-row halos, the steps computed). */
 int mgpu_stencil_delivered(const mgpu_stencil *stencil, int part, long long step);
 /* The receiving half of every exchange through staged copies (mode staged
  * where it copies whole blocks, mode mapped, mgpu-fork's and mgpu-mpi's

@@ -62,7 +62,10 @@ static long long graph_steps_of(const mgpu_stencil *st, long long steps)
 }
 
 /* Whether ST's steps can be captured: MGPU_ERR_USAGE, with a line that
- * names OPTION, on the host backend or with a synchronous exchange mode. */
+ * names OPTION, on the host backend or in a mode whose exchange is not one
+ * stream's work: the host waits (peer, staged whole, mapped) or queues a
+ * part's copies on its neighbour's stream (staged in chunks), which a
+ * capture of one stream would not hold. */
 static mgpu_status graph_check(const mgpu_stencil *st, const char *option)
 {
     if (mgpu_backend_active() != MGPU_BACKEND_CUDA)
@@ -82,9 +85,8 @@ static mgpu_status graph_check(const mgpu_stencil *st, const char *option)
     if (mode != MGPU_EXCHANGE_PEER_ASYNC && mode != MGPU_EXCHANGE_DIRECT &&
         mode != MGPU_EXCHANGE_MANAGED)
         return mgpu_fail(MGPU_ERR_USAGE,
-                         "%s: --exchange=%s waits on the host and cannot be "
-                         "captured into a graph (accepted with %s: "
-                         "peer-async, direct, managed)",
+                         "%s: --exchange=%s is not captured into a graph "
+                         "(accepted with %s: peer-async, direct, managed)",
                          option, mgpu_exchange_name(mode), option);
     return MGPU_OK;
 }

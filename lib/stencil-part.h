@@ -145,10 +145,12 @@ static inline mgpu_status check_current(const part *pt)
 
 /* What the domain asks of exchange.c: the mode that auto resolves to, the
  * peer access it needs and the chunk of staged copies; the host memory of
- * modes staged and mapped (*BYTES a part of DESC's, HALO rows deep), made
- * and freed; managed's field; nccl's communicator, joined and left. */
+ * modes staged and mapped (*BYTES for a part of DESC's that has NEIGHBOURS
+ * neighbours, HALO rows deep), made and freed; managed's field; nccl's
+ * communicator, joined and left. */
 mgpu_status mgpu_exchange_resolve(mgpu_stencil *st);
-mgpu_status mgpu_exchange_host_bytes(const mgpu_stencil_desc *desc, int halo, size_t *bytes);
+mgpu_status mgpu_exchange_host_bytes(const mgpu_stencil_desc *desc, int halo, int neighbours,
+                                     size_t *bytes);
 mgpu_status mgpu_exchange_part_alloc(mgpu_stencil *st, part *pt);
 void mgpu_exchange_part_free(part *pt);
 /* Mode managed (NULL field elsewhere): the field's two buffers in managed

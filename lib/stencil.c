@@ -40,13 +40,18 @@ static long long pass_steps(const mgpu_stencil *st, long long step)
 
 /* Neighbours: pattern2d's top and bottom rows are a fixed boundary; jacobi's
  * are periodic, so the first and last parts exchange with each other. */
+static void neighbours_of(const mgpu_stencil_desc *desc, int p, int *above, int *below)
+{
+    int n = desc->nparts;
+    bool periodic = desc->kernel == MGPU_KERNEL_JACOBI;
+    *above = p > 0 ? p - 1 : (periodic ? n - 1 : -1);
+    *below = p < n - 1 ? p + 1 : (periodic ? 0 : -1);
+}
+
 static void find_neighbours(mgpu_stencil *st, int p)
 {
-    int n = st->desc.nparts;
-    bool periodic = st->desc.kernel == MGPU_KERNEL_JACOBI;
     part *pt = &st->parts[p];
-    pt->above = p > 0 ? p - 1 : (periodic ? n - 1 : -1);
-    pt->below = p < n - 1 ? p + 1 : (periodic ? 0 : -1);
+    neighbours_of(&st->desc, p, &pt->above, &pt->below);
 }
 
 /* The bytes of each of a part's two buffers: ROWS rows of PITCH floats and
@@ -70,22 +75,29 @@ mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_byt
     int halo = desc->halo > 0 ? desc->halo : 1;
     int first = desc->local_parts ? desc->first_part : 0;
     int count = desc->local_parts ? desc->local_parts : desc->nparts;
-    size_t pitch = pitch_of(desc->nx), exchange_bytes;
-    MGPU_TRY(mgpu_exchange_host_bytes(desc, halo, &exchange_bytes));
+    size_t pitch = pitch_of(desc->nx);
     for (int p = first; p < first + count && p < desc->nparts; p++) {
-        size_t bytes;
+        size_t bytes, exchange_bytes;
+        int above, below;
+        neighbours_of(desc, p, &above, &below);
+        MGPU_TRY(
+            mgpu_exchange_host_bytes(desc, halo, (above >= 0) + (below >= 0), &exchange_bytes));
         /* Within the options' bound on cells, rows padded to a pitch and
-         * the halos of many parts can still pass what a size holds. */
-        if (part_buffer_bytes(pitch, slabs[p].row_end - slabs[p].row_begin, halo, &bytes) !=
-                MGPU_OK ||
-            bytes > (SIZE_MAX - *device_bytes) / 2)
+         * the halos of many parts can still pass what a size holds.  Mode
+         * managed: one field of NY rows a buffer holds every part. */
+        mgpu_status sized = desc->exchange == MGPU_EXCHANGE_MANAGED
+                                ? mgpu_mul_size(pitch * sizeof(float), (size_t) desc->ny, &bytes)
+                                : part_buffer_bytes(pitch, slabs[p].row_end - slabs[p].row_begin,
+                                                    halo, &bytes);
+        if (sized != MGPU_OK || bytes > (SIZE_MAX - *device_bytes) / 2)
             return mgpu_fail(MGPU_ERR_USAGE,
                              "--nx, --ny: a %lld x %lld grid's buffers on %d device%s (rows "
                              "padded to %zu floats, %d halo row%s a side) need more than %zu "
                              "bytes (accepted: a grid of fewer cells)",
                              desc->nx, desc->ny, desc->nparts, desc->nparts == 1 ? "" : "s", pitch,
                              halo, halo == 1 ? "" : "s", (size_t) SIZE_MAX);
-        *device_bytes += 2 * bytes;
+        if (desc->exchange != MGPU_EXCHANGE_MANAGED || p == first)
+            *device_bytes += 2 * bytes;
         *host_bytes += exchange_bytes;
     }
     return MGPU_OK;
@@ -452,7 +464,7 @@ mgpu_status mgpu_stencil_compute(mgpu_stencil *st, int p, long long step)
         return n > 0 ? compute_pass(st, pt, step, n) : mgpu_fault_check(pt->slab.part, step);
     }
     /* Modes direct and ipc: the kernel also stores its edge rows into the
-     * neighbours' halos (exchange.c). */
+     * neighbours' halos; mode managed: jacobi's periodic rows (exchange.c). */
     float *to[2];
     mgpu_exchange_kernel_stores(st, pt, step, to);
     return compute_local(st, pt, step, 1, pt->rows + 1, to[0], to[1], pt->stream);

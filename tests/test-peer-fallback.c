@@ -3,11 +3,13 @@
  * the stencil's auto exchange falls back to staged (with peer access, and
  * for one part alone, it takes direct), and `direct', which needs peer
  * access, is refused as a usage error.  Likewise `managed' on a device
- * without concurrent managed access, which auto never takes. */
+ * without concurrent managed access, which auto never takes; and managed's
+ * layout, in which no exchange copies anything. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "check.h"
@@ -39,6 +41,40 @@ static void copy_between(int can, mgpu_copy_path expected)
     mgpu_free(0, a);
     mgpu_free(1, b);
     mgpu_host_free(staging);
+}
+
+/* Managed memory's layout: one field a buffer, the parts' slabs one after
+ * the other, so that a part's halo rows are its neighbours' own rows (no
+ * copy can fill them) and the field is counted once, NY rows a buffer. */
+static void managed_layout(mgpu_stencil_desc *desc)
+{
+    mgpu_stencil_desc three = *desc;
+    three.kernel = MGPU_KERNEL_PATTERN2D;
+    three.exchange = MGPU_EXCHANGE_MANAGED;
+    three.nparts = 3;
+    three.devices = (int[]){0, 1, 0};
+    three.ny = 13;
+    mgpu_stencil *st;
+    mgpu_status created = mgpu_stencil_create(&st, &three);
+    CHECK(created == MGPU_OK, "managed on 3 parts, devices 0, 1, 0: %s",
+          created == MGPU_OK ? "made" : mgpu_last_error());
+    bool shared = true;
+    for (long long step = 0; step < 2; step++)
+        for (int p = 0; p + 1 < three.nparts; p++)
+            shared = shared &&
+                     mgpu_stencil_row(st, p, step, MGPU_ROW_HALO_BOTTOM) ==
+                         mgpu_stencil_row(st, p + 1, step, MGPU_ROW_FIRST) &&
+                     mgpu_stencil_row(st, p + 1, step, MGPU_ROW_HALO_TOP) ==
+                         mgpu_stencil_row(st, p, step, MGPU_ROW_LAST);
+    CHECK(shared, "managed: each part's halo rows are its neighbours' edge rows, in both buffers");
+    size_t pitch = (size_t) (mgpu_stencil_row(st, 1, 0, MGPU_ROW_FIRST) -
+                             mgpu_stencil_row(st, 0, 0, MGPU_ROW_LAST));
+    size_t device_bytes, host_bytes, want = 2 * (size_t) three.ny * pitch * sizeof(float);
+    CHECK(mgpu_stencil_bytes(&three, &device_bytes, &host_bytes) == MGPU_OK &&
+              device_bytes == want && host_bytes == 0,
+          "managed: the field counted once, %zu bytes (want %zu), no host memory", device_bytes,
+          want);
+    mgpu_stencil_destroy(st);
 }
 
 int main(void)
@@ -95,6 +131,7 @@ int main(void)
           "managed on a device without concurrent managed access is a usage error: %s",
           mgpu_last_error());
     mgpu_host_managed_set(1, 1);
+    managed_layout(&desc);
     mgpu_host_peer_set(0, 1, 1);
     desc.exchange = MGPU_EXCHANGE_AUTO;
     CHECK(mgpu_stencil_create(&st, &desc) == MGPU_OK &&

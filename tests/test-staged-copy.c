@@ -343,6 +343,15 @@ static void test_stencil_default(void)
                   empty ? "empty" : "unset", widths[i].nx, widths[i].what, host_bytes,
                   widths[i].want);
         }
+    /* pattern2d's first and last parts have one neighbour each, one
+     * staged copy. */
+    desc.kernel = MGPU_KERNEL_PATTERN2D;
+    desc.nx = 16384;
+    desc.nparts = 3;
+    size_t want = (1 + 2 + 1) * MGPU_STAGED_BUFFERS * MGPU_STAGED_CHUNK;
+    CHECK(mgpu_stencil_bytes(&desc, &device_bytes, &host_bytes) == MGPU_OK && host_bytes == want,
+          "pattern2d, 3 parts: a staged copy a neighbour (%zu host bytes, want %zu)", host_bytes,
+          want);
 }
 
 /* A value that is no chunk is refused, whatever the mode, before anything
