@@ -1,6 +1,6 @@
 /* mgpu-test.h - hooks that only the tests call, to reach paths a machine
- * does not offer by itself or to see which one was taken; implemented
- * beside what they steer (lib/peer.c, lib/memory.c, lib/exchange.c).
+ * does not offer by itself; implemented beside what they steer
+ * (lib/peer.c, lib/memory.c).
  * Not installed.
  */
 #ifndef MGPU_TEST_H
@@ -18,11 +18,6 @@ void mgpu_host_peer_set(int device, int peer, int can);
 /* Likewise every host device has concurrent managed access, unless a test
  * turns it off (lib/memory.c). */
 void mgpu_host_managed_set(int device, int concurrent);
-
-/* The chunk in which STENCIL's staged exchange copies its blocks, 0 where
- * it copies them whole (lib/exchange.c; MGPU_STAGING_CHUNK sets the
- * chunk): what tells a test that the chunked path was taken. */
-size_t mgpu_stencil_staging_chunk(const mgpu_stencil *stencil);
 
 #ifdef __cplusplus
 }

@@ -509,6 +509,8 @@ mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_byt
 void mgpu_stencil_destroy(mgpu_stencil *stencil);
 
 mgpu_exchange mgpu_stencil_exchange_mode(const mgpu_stencil *stencil);
+/* The chunk STENCIL's staged exchange copies its blocks in; 0: whole, or not staged. */
+size_t mgpu_stencil_staging_chunk(const mgpu_stencil *stencil);
 const mgpu_slab *mgpu_stencil_slab(const mgpu_stencil *stencil, int part);
 /* The device of PART (its slab's). */
 int mgpu_stencil_device(const mgpu_stencil *stencil, int part);

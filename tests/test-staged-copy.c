@@ -5,11 +5,11 @@
  * buffers, the two directions at once; bad arguments refused.  Then the
  * stencil's staged exchange through it (lib/exchange.c): taken where a
  * block holds two chunks or more, every part in the process and none its
- * own neighbour, and only there (mgpu-test.h says which path a domain
- * took), MGPU_STAGING_CHUNK read or refused, and the fields it gives equal
- * to the CPU reference.  On the host backend always, and between two GPUs
- * (or one with itself) where CUDA runs, where each chunk's order rests on
- * events. */
+ * own neighbour, and only there (mgpu_stencil_staging_chunk says which
+ * path a domain took), MGPU_STAGING_CHUNK read or refused, and the fields
+ * it gives equal to the CPU reference.  On the host backend always, and
+ * between two GPUs (or one with itself) where CUDA runs, where each
+ * chunk's order rests on events. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "check.h"
-#include "mgpu-test.h"
 #include "mgpu.h"
 
 /* A small chunk: many chunks without large buffers. */
@@ -206,8 +205,8 @@ static mgpu_stencil_desc staged_desc(mgpu_kernel kernel, long long nx, long long
                                .time_block = time_block};
 }
 
-/* The chunk of a domain of DESC under MGPU_STAGING_CHUNK=TEXT (mgpu-test.h:
- * 0 for whole blocks); -1 where the domain is refused, *STATUS saying how. */
+/* The chunk of a domain of DESC under MGPU_STAGING_CHUNK=TEXT (0 for
+ * whole blocks); -1 where the domain is refused, *STATUS saying how. */
 static long long chunk_of(const char *text, const mgpu_stencil_desc *desc, mgpu_status *status)
 {
     mgpu_stencil *st = NULL;
