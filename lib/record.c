@@ -134,6 +134,12 @@ void mgpu_record_set_gpus(mgpu_record *record, const mgpu_gpu_id *gpus, int coun
     record->gpus_told = count < 0 ? 0 : count > MGPU_MAX_DEVICES ? MGPU_MAX_DEVICES : count;
 }
 
+void mgpu_record_set_stencil(mgpu_record *record, const mgpu_stencil *stencil)
+{
+    record->exchange = mgpu_stencil_exchange_mode(stencil);
+    record->staging_chunk = mgpu_stencil_staging_chunk(stencil);
+}
+
 /* ----------------------------------------------- the record as a field list */
 
 typedef enum field_kind {
@@ -156,7 +162,7 @@ typedef struct field {
     const mgpu_machine *machine;
 } field;
 
-#define COMMON_FIELDS 51
+#define COMMON_FIELDS 52
 #define MAX_FIELDS (COMMON_FIELDS + MGPU_RECORD_EXTRA)
 
 typedef struct field_list {
@@ -226,6 +232,9 @@ static void add_run_fields(field_list *list, const mgpu_record *r)
     add_integer(list, "halo", r->halo);
     add_integer(list, "time_block", r->time_block);
     add_count(list, "exchanges", r->exchanges);
+    /* null where the blocks went whole, or not staged (doc/record.md) */
+    add_count(list, "staging_chunk_bytes",
+              r->staging_chunk > 0 ? (long long) r->staging_chunk : -1);
 }
 
 static void add_speed_fields(field_list *list, const mgpu_record *r)

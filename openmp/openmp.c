@@ -265,7 +265,7 @@ static mgpu_status openmp(mgpu_run *run)
     if (status != MGPU_OK)
         return status;
     if (run->record)
-        run->record->exchange = mgpu_stencil_exchange_mode(st);
+        mgpu_record_set_stencil(run->record, st);
     /* The control belongs to the run that is reported, not to the runs of
      * exchanges alone or of one device. */
     float *control = NULL;

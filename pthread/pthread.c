@@ -248,7 +248,7 @@ static mgpu_status pthreads(mgpu_run *run)
     mgpu_failure_init(&t->failure);
     pthread_mutex_init(&t->gate, NULL);
     if (run->record) {
-        run->record->exchange = mgpu_stencil_exchange_mode(t->st);
+        mgpu_record_set_stencil(run->record, t->st);
         mgpu_record_set_text(run->record, "mode", mode_names[mode]);
     }
     if (status == MGPU_OK)

@@ -119,7 +119,7 @@ static mgpu_status single_thread(mgpu_run *run)
     if (status != MGPU_OK)
         return status;
     if (run->record) {
-        run->record->exchange = mgpu_stencil_exchange_mode(st);
+        mgpu_record_set_stencil(run->record, st);
         mgpu_record_set_text(run->record, "context", context_names[context]);
     }
     mgpu_graph_steps g = {.graph = NULL};

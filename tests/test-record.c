@@ -42,6 +42,7 @@ static const char *const common_keys[] = {
     "halo",
     "time_block",
     "exchanges",
+    "staging_chunk_bytes",
     "time_s",
     "time_min_s",
     "time_max_s",
@@ -301,8 +302,9 @@ static void test_not_measured(void)
     mgpu_record record;
     mgpu_options opt = {.nx = 34, .ny = 29, .steps = 5, .devices = 2, .repeat = 3};
     static const char *const nulls[] = {
-        "exchange_s", "exchange_share", "copy_gbytes_per_s", "roofline",  "baseline_s",   "speedup",
-        "efficiency", "verified",       "max_error",         "tolerance", "gcells_per_s",
+        "exchange_s", "exchange_share", "copy_gbytes_per_s", "roofline",
+        "baseline_s", "speedup",        "efficiency",        "verified",
+        "max_error",  "tolerance",      "gcells_per_s",      "staging_chunk_bytes",
     };
     char json[MAX_TEXT], csv[MAX_TEXT], table[MAX_TEXT];
 
@@ -379,6 +381,52 @@ static void test_table(void)
     CHECK(on && strncmp(on + 4 + strspn(on + 4, " "), "true\n", 5) == 0 && unknown &&
               strncmp(unknown + 9 + strspn(unknown + 9, " "), "n/a\n", 4) == 0,
           "table: an extra boolean true, and n/a where not known");
+}
+
+/* What the run's domain resolved: the exchange mode, and the chunk of its
+ * staged exchange where it went in chunks (MGPU_STAGING_CHUNK of a few
+ * bytes on a small grid), null where the blocks went whole or the mode is
+ * another. */
+static void test_stencil_fields(void)
+{
+    static const struct {
+        mgpu_exchange exchange;
+        const char *chunk, *name, *field;
+    } cases[] = {
+        {MGPU_EXCHANGE_STAGED, "20", "\"staged\"", "20"},
+        {MGPU_EXCHANGE_STAGED, "0", "\"staged\"", "null"},
+        {MGPU_EXCHANGE_STAGED, "1000000", "\"staged\"", "null"},
+        {MGPU_EXCHANGE_AUTO, "20", "\"direct\"", "null"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mgpu_options opt = {.nx = 17,
+                            .ny = 13,
+                            .steps = 3,
+                            .devices = 2,
+                            .repeat = 1,
+                            .halo = 1,
+                            .exchange = cases[i].exchange};
+        mgpu_stencil_desc desc = mgpu_stencil_desc_of(&opt, 2);
+        mgpu_stencil *st = NULL;
+        mgpu_record record;
+        char json[MAX_TEXT], field[32];
+
+        setenv("MGPU_STAGING_CHUNK", cases[i].chunk, 1);
+        mgpu_status status = mgpu_stencil_create(&st, &desc);
+        CHECK(status == MGPU_OK, "a domain of 2 parts, %s", mgpu_last_error());
+        if (status != MGPU_OK)
+            continue;
+        mgpu_record_init(&record, &program, &opt);
+        mgpu_record_set_stencil(&record, st);
+        mgpu_stencil_destroy(st);
+        print_to_text(&record, MGPU_FORMAT_JSON, 1, json);
+        snprintf(field, sizeof field, "%s, ", cases[i].field); /* 20, not 200 */
+        CHECK(json_is(json, "exchange", cases[i].name) &&
+                  json_is(json, "staging_chunk_bytes", field),
+              "MGPU_STAGING_CHUNK=%s, exchange %s: exchange %s, staging_chunk_bytes %s",
+              cases[i].chunk, mgpu_exchange_name(cases[i].exchange), cases[i].name, cases[i].field);
+    }
+    unsetenv("MGPU_STAGING_CHUNK");
 }
 
 /* Where and when: the schema first, the machine after the verdict, each
@@ -608,6 +656,7 @@ int main(void)
     test_not_measured();
     test_csv();
     test_table();
+    test_stencil_fields();
     test_metadata();
     test_extra_limit();
     test_binding();

@@ -224,6 +224,7 @@ typedef struct mgpu_record {
     int repeats;
     int halo, time_block;     /* --halo; steps per pass as resolved */
     long long exchanges;      /* halo exchanges per run; <0: not known */
+    size_t staging_chunk;     /* the staged exchange's chunk, bytes; 0: whole or none */
     mgpu_stats time;          /* seconds for all steps */
     double exchange_s;        /* the same steps with exchanges only; <0: not measured */
     double copy_gbytes_per_s; /* copy ceiling of the devices used; 0: not measured */
@@ -308,6 +309,9 @@ void mgpu_record_set_boolean(mgpu_record *record, const char *key, int value);
  * record cannot find them itself (a group's processes, each of which sees
  * its own); GPUS must outlive the record's printing. */
 void mgpu_record_set_gpus(mgpu_record *record, const mgpu_gpu_id *gpus, int count);
+/* What STENCIL, the run's domain, resolved: the exchange mode that ran
+ * (auto resolved) and the chunk its staged exchange copies blocks in. */
+void mgpu_record_set_stencil(mgpu_record *record, const mgpu_stencil *stencil);
 /* Print the record: a table of fields, a CSV line (after a header when
  * HEADER), or one JSON object, and flush OUT (mgpu_output_flush: an error
  * when the record could not all be written). */
