@@ -452,6 +452,11 @@ int cmp_options_parse(cmp_options *opt, int argc, char **argv)
         return cmp_usage("--from: prints a finished comparison; it takes no options of a new "
                          "run, as %.*s (only --output and --timeout, for the plots)",
                          (int) strcspn(run_option, "="), run_option);
+    /* MGPU_STAGING_CHUNK reaches every program run: a bad value is one
+     * usage error here, not a skipped row a run (doc/options.md). */
+    size_t chunk;
+    if (!opt->nfrom && mgpu_staging_chunk_env(&chunk) != MGPU_OK)
+        return cmp_usage("%s", mgpu_last_error());
     /* $MPIRUN only where it is used: a run of mgpu-mpi, with no --launcher
      * or --mpirun; blanks alone are no command. */
     bool mpi = false;

@@ -95,11 +95,10 @@ static mgpu_status managed_check(const mgpu_stencil *st)
     return MGPU_OK;
 }
 
-/* MGPU_STAGING_CHUNK=BYTES, the chunk of the staged exchange's copies into
- * *CHUNK: 0 for whole blocks at any size, so that one can be measured
- * against the other, or a few bytes, so that the tests' small grids take
- * the chunked path; unset or empty, MGPU_STAGED_CHUNK. */
-static mgpu_status staging_chunk(size_t *chunk)
+/* MGPU_STAGING_CHUNK=BYTES: 0 for whole blocks at any size, so that one
+ * can be measured against the other, or a few bytes, so that the tests'
+ * small grids take the chunked path. */
+mgpu_status mgpu_staging_chunk_env(size_t *chunk)
 {
     const char *text = getenv("MGPU_STAGING_CHUNK");
     long long bytes;
@@ -128,7 +127,7 @@ static mgpu_status staged_chunk_of(const mgpu_stencil_desc *desc, mgpu_exchange 
 {
     size_t c;
     *chunk = 0;
-    MGPU_TRY(staging_chunk(&c)); /* a bad value is refused in any mode */
+    MGPU_TRY(mgpu_staging_chunk_env(&c)); /* a bad value is refused in any mode */
     bool all_local = desc->local_parts == 0 ||
                      (desc->first_part == 0 && desc->local_parts == desc->nparts);
     size_t block = floats_of_block(desc->nx, halo) * sizeof(float);

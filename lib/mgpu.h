@@ -511,6 +511,10 @@ void mgpu_stencil_destroy(mgpu_stencil *stencil);
 mgpu_exchange mgpu_stencil_exchange_mode(const mgpu_stencil *stencil);
 /* The chunk STENCIL's staged exchange copies its blocks in; 0: whole, or not staged. */
 size_t mgpu_stencil_staging_chunk(const mgpu_stencil *stencil);
+/* MGPU_STAGING_CHUNK's chunk into *CHUNK: 0 (whole blocks) to
+ * MGPU_STAGED_CHUNK_MAX bytes, MGPU_STAGED_CHUNK where unset or empty;
+ * anything else is MGPU_ERR_USAGE, one line naming the variable. */
+mgpu_status mgpu_staging_chunk_env(size_t *chunk);
 const mgpu_slab *mgpu_stencil_slab(const mgpu_stencil *stencil, int part);
 /* The device of PART (its slab's). */
 int mgpu_stencil_device(const mgpu_stencil *stencil, int part);
