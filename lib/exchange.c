@@ -645,12 +645,17 @@ static mgpu_status place_part(const mgpu_stencil *st, const part *pt)
     return MGPU_OK;
 }
 
+mgpu_status mgpu_exchange_field_bytes(const mgpu_stencil_desc *desc, size_t *bytes)
+{
+    return mgpu_mul_size(pitch_of(desc->nx) * sizeof(float), (size_t) desc->ny, bytes);
+}
+
 mgpu_status mgpu_exchange_field_alloc(mgpu_stencil *st)
 {
     if (st->mode != MGPU_EXCHANGE_MANAGED)
         return MGPU_OK;
-    size_t pitch = pitch_of(st->desc.nx), bytes;
-    MGPU_TRY(mgpu_mul_size(pitch * sizeof(float), (size_t) st->desc.ny, &bytes));
+    size_t bytes;
+    MGPU_TRY(mgpu_exchange_field_bytes(&st->desc, &bytes));
     for (int b = 0; b < 2; b++) {
         void *field;
         MGPU_TRY(mgpu_managed_alloc(bytes, &field));

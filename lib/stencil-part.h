@@ -153,11 +153,13 @@ mgpu_status mgpu_exchange_host_bytes(const mgpu_stencil_desc *desc, int halo, in
                                      size_t *bytes);
 mgpu_status mgpu_exchange_part_alloc(mgpu_stencil *st, part *pt);
 void mgpu_exchange_part_free(part *pt);
-/* Mode managed (NULL field elsewhere): the field's two buffers in managed
- * memory, each local part's buffers pointing into them, placed; freed.
+/* Mode managed (NULL field elsewhere): the bytes of each of the field's two
+ * buffers (NY rows of one pitch); the buffers in managed memory, each local
+ * part's buffers pointing into them, placed; freed.
  * The local rows [*FIRST, *END) that PT's reset writes: all of them, but
  * in mode managed, where its halos are its neighbours' rows, only its own;
  * then what follows the reset (managed: the prefetch to PT's device). */
+mgpu_status mgpu_exchange_field_bytes(const mgpu_stencil_desc *desc, size_t *bytes);
 mgpu_status mgpu_exchange_field_alloc(mgpu_stencil *st);
 void mgpu_exchange_field_free(mgpu_stencil *st);
 void mgpu_exchange_reset_rows(const mgpu_stencil *st, const part *pt, long long *first,

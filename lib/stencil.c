@@ -86,7 +86,7 @@ mgpu_status mgpu_stencil_bytes(const mgpu_stencil_desc *desc, size_t *device_byt
          * the halos of many parts can still pass what a size holds.  Mode
          * managed: one field of NY rows a buffer holds every part. */
         mgpu_status sized = desc->exchange == MGPU_EXCHANGE_MANAGED
-                                ? mgpu_mul_size(pitch * sizeof(float), (size_t) desc->ny, &bytes)
+                                ? mgpu_exchange_field_bytes(desc, &bytes)
                                 : part_buffer_bytes(pitch, slabs[p].row_end - slabs[p].row_begin,
                                                     halo, &bytes);
         if (sized != MGPU_OK || bytes > (SIZE_MAX - *device_bytes) / 2)
